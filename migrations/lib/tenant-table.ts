@@ -1,0 +1,33 @@
+import type { Knex } from 'knex'
+
+/**
+ * Creates a table owned by one organization. The tenant id leads the primary key and every
+ * reference to the table goes through (organization_id, id), so the schema can be distributed
+ * by organization (Citus) and a reference can never point into another tenant.
+ */
+export async function tenantTable(
+  knex: Knex,
+  name: string,
+  columns: (t: Knex.CreateTableBuilder) => void,
+  { softDelete = true }: { softDelete?: boolean } = {}
+) {
+  await knex.schema.createTable(name, (t) => {
+    t.increments('id', { primaryKey: false })
+    t.integer('organization_id').notNullable().references('id').inTable('organizations').onDelete('CASCADE')
+    columns(t)
+    t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now())
+    t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now())
+    if (softDelete) t.timestamp('deleted_at', { useTz: true })
+    t.primary(['organization_id', 'id'])
+  })
+}
+
+/** A reference from one tenant table to another, within the same organization. */
+export function tenantReference(
+  t: Knex.CreateTableBuilder | Knex.AlterTableBuilder,
+  column: string,
+  table: string,
+  onDelete: 'RESTRICT' | 'CASCADE' | 'NO ACTION' = 'NO ACTION'
+) {
+  t.foreign(['organization_id', column]).references(['organization_id', 'id']).inTable(table).onDelete(onDelete)
+}

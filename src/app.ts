@@ -1,0 +1,68 @@
+import { feathers } from '@feathersjs/feathers'
+import configuration from '@feathersjs/configuration'
+import { koa, rest, bodyParser, cors } from '@feathersjs/koa'
+import type { Context, Next } from 'koa'
+import type { Application, Configuration } from './declarations.js'
+import { configurationValidator } from './configuration.js'
+import { database } from './db.js'
+import { authentication, loadSecret } from './authentication.js'
+import { services } from './services/index.js'
+import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
+import { getBodyQuery } from './hooks/get-body-query.js'
+import { createLogger, requestLogger } from './logger.js'
+import { openApi } from './openapi.js'
+
+/** GET /health: 200 while the database answers, 503 otherwise. */
+const health = (app: Application) => async (ctx: Context, next: Next) => {
+  if (ctx.path !== '/health' || ctx.method !== 'GET') return next()
+  try {
+    await app.get('knex').raw('select 1')
+    ctx.body = { status: 'ok' }
+  } catch {
+    ctx.status = 503
+    ctx.body = { status: 'unavailable' }
+  }
+}
+
+/** Builds the application: configuration, Koa middleware, transports, services, app hooks. */
+export async function createApp(overrides: Partial<Configuration> = {}): Promise<Application> {
+  const app: Application = koa(feathers())
+  app.configure(configuration(configurationValidator))
+  for (const [key, value] of Object.entries(overrides)) app.set(key as any, value as any)
+  loadSecret(app)
+
+  const logger = createLogger(app.get('logLevel'))
+  app.set('logger', logger)
+  app.on('feathers-error' as any, (error: unknown) => logger.error({ err: error }, 'request failed'))
+
+  app.use(requestLogger(logger))
+  app.use(errorMiddleware())
+  app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'] }))
+  app.use(health(app))
+  app.use(
+    bodyParser({
+      parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],
+      jsonLimit: '1mb',
+      urlencoded: false,
+      text: false
+    } as any)
+  )
+  app.use(getBodyQuery())
+  openApi(app)
+
+  await database(app)
+  app.configure(rest())
+  app.configure(authentication)
+  app.configure(services)
+
+  app.hooks({ error: { all: [shapeServiceErrors] } })
+  app.hooks({
+    teardown: [
+      async (context: any, next: Next) => {
+        await next()
+        await context.app.get('knex').destroy()
+      }
+    ]
+  })
+  return app
+}

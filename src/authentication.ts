@@ -1,0 +1,128 @@
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import type { IncomingMessage } from 'node:http'
+import { AuthenticationBaseStrategy, AuthenticationService, JWTStrategy } from '@feathersjs/authentication'
+import type { AuthenticationRequest, AuthenticationResult } from '@feathersjs/authentication'
+import { LocalStrategy } from '@feathersjs/authentication-local'
+import { NotAuthenticated } from '@feathersjs/errors'
+import type { Params } from '@feathersjs/feathers'
+import type { Application, Caller, Role } from './declarations.js'
+
+declare module './declarations.js' {
+  interface ServiceTypes {
+    authentication: AuthenticationService
+  }
+}
+
+export const API_KEY_PREFIX = 'crm_'
+const LAST_USED_RESOLUTION_MS = 60_000
+
+/** A new key: a recognisable prefix, a short public lookup id and 32 random bytes. */
+export function generateApiKey() {
+  const lookup = crypto.randomBytes(6).toString('base64url').slice(0, 8)
+  const secret = crypto.randomBytes(32).toString('base64url')
+  const key = `${API_KEY_PREFIX}${lookup}_${secret}`
+  return { key, prefix: `${API_KEY_PREFIX}${lookup}`, hash: hashApiKey(key) }
+}
+
+// Keys carry 256 random bits, so a fast hash is as safe as a slow one and costs microseconds.
+export const hashApiKey = (key: string) => crypto.createHash('sha256').update(key).digest('hex')
+
+/** x-api-key: the caller is the key's user, confined to the key's organization. */
+export class ApiKeyStrategy extends AuthenticationBaseStrategy {
+  private lastUsedWrites = new Map<number, number>()
+
+  async parse(req: IncomingMessage) {
+    const header = req.headers['x-api-key']
+    const apiKey = Array.isArray(header) ? header[0] : header
+    return apiKey !== undefined ? { strategy: this.name!, apiKey } : null
+  }
+
+  async authenticate(authentication: AuthenticationRequest): Promise<AuthenticationResult> {
+    const { apiKey } = authentication
+    if (typeof apiKey !== 'string' || !apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > 200) {
+      throw new NotAuthenticated('Invalid API key')
+    }
+    const db = (this.app as Application).get('knex')
+    const row = await db('api_keys as k')
+      .join('users as u', 'u.id', 'k.user_id')
+      .join('organizations_users as m', function () {
+        this.on('m.organization_id', 'k.organization_id').andOn('m.user_id', 'k.user_id')
+      })
+      .where('k.key_hash', hashApiKey(apiKey))
+      .where('k.active', true)
+      .whereNull('k.deleted_at')
+      .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
+    // A key whose user has left the organization is as invalid as an unknown one.
+    if (!row) throw new NotAuthenticated('Invalid API key')
+    await this.touch(row.id, row.last_used_at)
+    const caller: Caller = {
+      userId: row.user_id,
+      apiKeyOrganizationId: row.organization_id,
+      apiKeyId: row.id,
+      roles: new Map([[row.organization_id, row.role as Role]])
+    }
+    return {
+      authentication: { strategy: this.name! },
+      user: { id: row.user_id, email: row.email, first_name: row.first_name, last_name: row.last_name },
+      apiKey: { id: row.id, organization_id: row.organization_id, user_id: row.user_id },
+      caller
+    }
+  }
+
+  /** last_used_at is kept to the minute, so a busy key costs no write per request. */
+  private async touch(id: number, lastUsedAt: Date | null) {
+    const now = Date.now()
+    const last = Math.max(lastUsedAt?.getTime() ?? 0, this.lastUsedWrites.get(id) ?? 0)
+    if (now - last < LAST_USED_RESOLUTION_MS) return
+    this.lastUsedWrites.set(id, now)
+    await (this.app as Application).get('knex')('api_keys').where({ id }).update({ last_used_at: new Date(now) })
+  }
+}
+
+/** Bearer JWT: the caller is the user, acting in any organization they belong to. */
+class MembershipJwtStrategy extends JWTStrategy {
+  async authenticate(authentication: AuthenticationRequest, params: Params) {
+    const result: any = await super.authenticate(authentication, params)
+    const memberships: { organization_id: number; role: Role }[] = await (this.app as Application)
+      .get('knex')('organizations_users')
+      .where({ user_id: result.user.id })
+      .select('organization_id', 'role')
+    const caller: Caller = {
+      userId: result.user.id,
+      roles: new Map(memberships.map((m) => [m.organization_id, m.role]))
+    }
+    return { ...result, caller }
+  }
+}
+
+export const authentication = (app: Application) => {
+  const auth = new AuthenticationService(app)
+  auth.register('jwt', new MembershipJwtStrategy())
+  auth.register('local', new LocalStrategy())
+  auth.register('api-key', new ApiKeyStrategy())
+  app.use('authentication', auth)
+}
+
+export const loadSecret = (app: Application) => {
+  const config = app.get('authentication')!
+  if (config.secret) return
+  if (process.env.NODE_ENV === 'production') {
+    throw new Error('AUTH_SECRET must be set in production')
+  }
+  config.secret = persistentDevelopmentSecret(app.get('dataDir'))
+}
+
+/** Development installs get a random secret, kept under DATA_DIR so tokens survive restarts. */
+function persistentDevelopmentSecret(dataDir: string) {
+  const file = path.resolve(dataDir, 'auth-secret')
+  try {
+    return fs.readFileSync(file, 'utf8').trim()
+  } catch {
+    const secret = crypto.randomBytes(48).toString('base64url')
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, secret, { mode: 0o600 })
+    return secret
+  }
+}

@@ -1,0 +1,112 @@
+import path from 'node:path'
+import fs from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import knex from 'knex'
+import type { Knex } from 'knex'
+import pg from 'pg'
+import type { Application } from './declarations.js'
+
+const DATE_OID = 1082
+const INT8_OID = 20
+
+// Calendar dates stay 'YYYY-MM-DD' strings (never shifted through a local-time Date);
+// counts (bigint) come back as numbers. numeric stays a string so money is never a float.
+pg.types.setTypeParser(DATE_OID, (value: string) => value)
+pg.types.setTypeParser(INT8_OID, (value: string) => Number(value))
+
+export const MEMORY_DATABASE = 'memory://'
+
+export const describeDatabase = (databaseUrl: string, dataDir: string) =>
+  !databaseUrl
+    ? `embedded Postgres in ${path.resolve(dataDir, 'pgdata')}`
+    : databaseUrl === MEMORY_DATABASE
+      ? 'embedded Postgres in memory'
+      : 'PostgreSQL server'
+
+async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Knex.Config> {
+  const [{ PGlite }, { pg_trgm }, { btree_gist }, { btree_gin }, { unaccent }, { default: ClientPgLite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('@electric-sql/pglite/contrib/btree_gist'),
+    import('@electric-sql/pglite/contrib/btree_gin'),
+    import('@electric-sql/pglite/contrib/unaccent'),
+    import('knex-pglite')
+  ])
+  let dir = MEMORY_DATABASE
+  if (databaseUrl !== MEMORY_DATABASE) {
+    dir = path.resolve(dataDir, 'pgdata')
+    fs.mkdirSync(dir, { recursive: true })
+  }
+  const pglite = new PGlite({
+    dataDir: dir,
+    extensions: { pg_trgm, btree_gist, btree_gin, unaccent },
+    parsers: { [DATE_OID]: (value: string) => value, [INT8_OID]: (value: string) => Number(value) }
+  })
+  return {
+    client: ClientPgLite as unknown as typeof Knex.Client,
+    dialect: 'postgres',
+    connection: () => ({ pglite }) as any
+  } as Knex.Config
+}
+
+/** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
+export async function createKnex(databaseUrl: string, dataDir: string, poolSize = 10): Promise<Knex> {
+  if (databaseUrl && databaseUrl !== MEMORY_DATABASE) {
+    return knex({
+      client: 'pg',
+      connection: databaseUrl,
+      pool: { min: 0, max: poolSize }
+    })
+  }
+  return knex(await embeddedConfig(databaseUrl, dataDir))
+}
+
+export const isEmbedded = (db: Knex) => db.client.config.client !== 'pg'
+
+/**
+ * Lists migrations/*.ts and imports them from here, so that the same TypeScript files load
+ * under tsx (npm start) and under vitest (npm test).
+ */
+class DirectoryMigrationSource implements Knex.MigrationSource<string> {
+  constructor(private directory: string) {}
+
+  async getMigrations() {
+    const files = await fs.promises.readdir(this.directory)
+    return files.filter((file) => /^\d+_.+\.(ts|js)$/.test(file)).sort()
+  }
+
+  getMigrationName(migration: string) {
+    return migration
+  }
+
+  async getMigration(migration: string) {
+    return import(pathToFileURL(path.join(this.directory, migration)).href)
+  }
+}
+
+const MIGRATION_LOCK_RETRY_MS = 250
+const MIGRATION_LOCK_TIMEOUT_MS = 120_000
+
+/**
+ * Applies pending migrations. Several instances may start at once: knex lets one hold the
+ * migration lock and fails the others, which wait and retry until the schema is current.
+ */
+export async function migrate(db: Knex, directory = path.resolve('migrations')) {
+  const config: Knex.MigratorConfig = { migrationSource: new DirectoryMigrationSource(directory) }
+  const started = Date.now()
+  for (;;) {
+    try {
+      return await db.migrate.latest(config)
+    } catch (error: any) {
+      const locked = error?.name === 'MigrationLocked' || /already locked/i.test(error?.message ?? '')
+      const racedOnSetup = error?.code === '23505' || error?.code === '42P07'
+      if (!(locked || racedOnSetup) || Date.now() - started > MIGRATION_LOCK_TIMEOUT_MS) throw error
+      await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_RETRY_MS))
+    }
+  }
+}
+
+export const database = async (app: Application) => {
+  const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'))
+  app.set('knex', db)
+}

@@ -1,0 +1,148 @@
+import { BadRequest, Conflict, FeathersError, GeneralError, NotFound, Unavailable } from '@feathersjs/errors'
+import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
+import type { Context, Next } from 'koa'
+import type { HookContext } from '../declarations.js'
+
+interface AjvError {
+  instancePath?: string
+  keyword?: string
+  message?: string
+  params?: Record<string, any>
+}
+
+const isAjvErrorList = (value: unknown): value is AjvError[] =>
+  Array.isArray(value) && value.every((e) => e && typeof e === 'object' && 'keyword' in e)
+
+const describeAjvError = (error: AjvError): [string, string] => {
+  const path = (error.instancePath ?? '').split('/').filter(Boolean).join('.')
+  const join = (field: string) => (path ? `${path}.${field}` : field)
+  switch (error.keyword) {
+    case 'required':
+      return [join(error.params?.missingProperty), 'is required']
+    case 'additionalProperties':
+      return [join(error.params?.additionalProperty), 'is not allowed']
+    case 'format':
+      return [path || 'body', `must be a valid ${error.params?.format}`]
+    case 'enum':
+      return [path || 'body', `must be one of: ${(error.params?.allowedValues ?? []).join(', ')}`]
+    default:
+      return [path || 'body', error.message ?? 'is invalid']
+  }
+}
+
+/** Validation errors as the spec wants them: an object of field name to message. */
+export function fieldErrors(errors: AjvError[]): Record<string, string> {
+  const result: Record<string, string> = {}
+  for (const error of errors) {
+    // anyOf/oneOf/if add a summary next to the precise errors; keep the precise ones.
+    if (['anyOf', 'oneOf', 'if', 'not'].includes(error.keyword ?? '') && errors.length > 1) continue
+    const [field, message] = describeAjvError(error)
+    result[field] ??= message
+  }
+  return result
+}
+
+const PG_FIELD_FROM_DETAIL = /\(([^)]+)\)=/
+
+/** Postgres errors become client errors with no SQL; anything unknown stays a server error. */
+export function translateDatabaseError(error: any): FeathersError | undefined {
+  const original = error?.[KNEX_ORIGINAL_ERROR] ?? error
+  const code: unknown = original?.code
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined
+  const detailField = PG_FIELD_FROM_DETAIL.exec(original.detail ?? '')?.[1]
+  const field = original.column ?? detailField?.split(',').pop()?.trim().replace(/^lower\((.*)\)$/, '$1')
+  switch (code) {
+    case '23505':
+      return new Conflict('A record with this value already exists', field ? { errors: { [field]: 'is already taken' } } : {})
+    case '23503':
+      return new BadRequest('A referenced record does not exist in this organization', field ? { errors: { [field]: 'does not exist in this organization' } } : {})
+    case '23502':
+      return new BadRequest('A required value is missing', field ? { errors: { [field]: 'is required' } } : {})
+    case '23514':
+    case '23P01':
+      return new BadRequest('A value breaks a rule of this resource', field ? { errors: { [field]: 'is invalid' } } : {})
+    case '22001':
+    case '22003':
+    case '22007':
+    case '22008':
+    case '22P02':
+    case '22023':
+      return new BadRequest('A value is out of range or malformed')
+    case '40001':
+    case '40P01':
+      return new Conflict('The request conflicted with a concurrent change; retry it')
+    case '57014':
+      return new Unavailable('The request took too long')
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Turns any error into the spec's shape {name, message, code, className, errors?, data?}:
+ * validation lists become field maps, database errors lose their SQL, unknown errors lose
+ * everything but a generic message (the original is logged).
+ */
+export function shapeError(error: any, log?: (error: unknown) => void): FeathersError {
+  if (error instanceof FeathersError) {
+    if (error.code === 400 && isAjvErrorList(error.data)) {
+      return new BadRequest('Validation failed', { errors: fieldErrors(error.data) })
+    }
+    if (error.code === 400 && isAjvErrorList(error.errors)) {
+      return new BadRequest('Validation failed', { errors: fieldErrors(error.errors) })
+    }
+    const translated = translateDatabaseError(error)
+    if (translated) return translated
+    if (error.code >= 500) {
+      log?.(error)
+      return error.code === 503 ? new Unavailable('Service unavailable') : new GeneralError('Internal server error')
+    }
+    return error
+  }
+  const translated = translateDatabaseError(error)
+  if (translated) return translated
+  log?.(error)
+  return new GeneralError('Internal server error')
+}
+
+/** App-level error hook: every service error leaves in the spec's shape. */
+export const shapeServiceErrors = async (context: HookContext) => {
+  context.error = shapeError(context.error, (error) =>
+    context.app.get('logger')?.error({ err: error, path: context.path, method: context.method }, 'service error')
+  )
+}
+
+const toBody = (error: FeathersError) => {
+  const { name, message, code, className, errors, data } = error.toJSON() as any
+  const body: Record<string, unknown> = { name, message, code, className }
+  if (errors && Object.keys(errors).length) body.errors = errors
+  if (data !== undefined && !(data && typeof data === 'object' && Object.keys(data).length === 0)) body.data = data
+  return body
+}
+
+/**
+ * Koa error middleware: covers what never reaches a service (bad JSON, unknown routes,
+ * body too large) and guarantees that no stack, SQL or internal detail is ever sent.
+ */
+export const errorMiddleware = () => async (ctx: Context, next: Next) => {
+  try {
+    await next()
+    if (ctx.body === undefined && ctx.status === 404) {
+      throw new NotFound(`Path ${ctx.path} not found`)
+    }
+  } catch (raw: any) {
+    let error: FeathersError
+    if (raw instanceof FeathersError) {
+      error = shapeError(raw, (e) => ctx.app.emit('feathers-error', e, ctx))
+    } else if (typeof raw?.status === 'number' && raw.status >= 400 && raw.status < 500) {
+      // http-errors thrown by koa-body and friends: malformed JSON, payload too large, ...
+      error = raw.status === 413
+        ? new FeathersError('Request body is too large', 'PayloadTooLarge', 413, 'payload-too-large', {})
+        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : 'Invalid request body')
+    } else {
+      error = shapeError(raw, (e) => ctx.app.emit('feathers-error', e, ctx))
+    }
+    ctx.status = error.code
+    ctx.body = toBody(error)
+  }
+}

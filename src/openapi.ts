@@ -1,0 +1,172 @@
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import feathersCore from '@feathersjs/feathers'
+import serveStatic from 'koa-static'
+import type { Context, Next } from 'koa'
+import type { TSchema } from '@feathersjs/typebox'
+import type { Application } from './declarations.js'
+
+/** What a service registration declares about itself for the OpenAPI document. */
+export interface ServiceDocs {
+  description?: string
+  /** result, data, patch and query schemas, and one {data, result} pair per custom method. */
+  schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string }>
+  /** Replaces the generated operations of a path, for services that are not plain CRUD. */
+  paths?: Record<string, unknown>
+}
+
+const STANDARD = new Set(['find', 'get', 'create', 'patch', 'remove', 'update'])
+const errorRef = { $ref: '#/components/schemas/Error' }
+const errorResponses = {
+  400: { description: 'Invalid request; errors maps field names to messages', content: { 'application/json': { schema: errorRef } } },
+  401: { description: 'Missing or invalid credentials', content: { 'application/json': { schema: errorRef } } },
+  403: { description: 'Not permitted in this organization', content: { 'application/json': { schema: errorRef } } },
+  429: { description: 'Rate limit exceeded', content: { 'application/json': { schema: errorRef } } }
+}
+
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } })
+
+/** Removes TypeBox's symbols and turns nested $id schemas into plain ones. */
+const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
+
+function collectSchema(components: Record<string, unknown>, schema: any) {
+  const body = plain(schema)
+  if (body.$id) {
+    components[body.$id] = { ...body, $id: undefined }
+    return { $ref: `#/components/schemas/${body.$id}` }
+  }
+  return body
+}
+
+function queryParameters(query: any) {
+  const properties = plain(query).properties ?? {}
+  return Object.entries(properties).map(([name, schema]) => ({
+    name, in: 'query', required: false, schema,
+    description: 'May also be sent as {"query": {...}} in the JSON body of the GET.'
+  }))
+}
+
+export function openApiDocument(app: Application) {
+  const components: Record<string, unknown> = {
+    Error: {
+      type: 'object',
+      required: ['name', 'message', 'code', 'className'],
+      properties: {
+        name: { type: 'string' }, message: { type: 'string' }, code: { type: 'integer' }, className: { type: 'string' },
+        errors: { type: 'object', additionalProperties: { type: 'string' } },
+        data: { type: 'object' }
+      }
+    }
+  }
+  const paths: Record<string, any> = {
+    '/health': { get: { summary: 'Liveness and database check', security: [], responses: { 200: { description: 'ok' }, 503: { description: 'database unreachable' } } } }
+  }
+  for (const [location, service] of Object.entries(app.services)) {
+    const options = feathersCore.getServiceOptions(service) as any
+    const docs: ServiceDocs | undefined = options?.docs
+    if (!docs) continue
+    const tag = location
+    if (docs.paths) {
+      Object.assign(paths, docs.paths)
+      continue
+    }
+    const { result, data, patch, query, ...custom } = docs.schemas as Record<string, any>
+    const resultRef = result ? collectSchema(components, result) : {}
+    const collection: Record<string, any> = {}
+    const item: Record<string, any> = {}
+    const methods: string[] = options.methods ?? []
+    const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }]
+    if (methods.includes('find')) {
+      collection.get = {
+        tags: [tag], summary: `List ${location}`, description: docs.description,
+        parameters: query ? queryParameters(query) : [],
+        responses: { 200: { description: 'A page', ...json({ type: 'object', properties: { total: { type: 'integer' }, limit: { type: 'integer' }, skip: { type: 'integer' }, data: { type: 'array', items: resultRef } } }) }, ...errorResponses }
+      }
+    }
+    if (methods.includes('create')) {
+      collection.post = {
+        tags: [tag], summary: `Create one of ${location}`,
+        requestBody: data ? json(collectSchema(components, data)) : undefined,
+        responses: { 201: { description: 'Created', ...json(resultRef) }, ...errorResponses }
+      }
+    }
+    for (const method of methods.filter((m) => !STANDARD.has(m))) {
+      const spec = custom[method] ?? {}
+      const operation = {
+        tags: [tag],
+        summary: `${method} (POST /${location} with header X-Service-Method: ${method})`,
+        description: spec.description,
+        parameters: [{ name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] } }],
+        requestBody: spec.data ? json(collectSchema(components, spec.data)) : undefined,
+        responses: { 200: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : {}) }, ...errorResponses }
+      }
+      // OpenAPI allows one POST per path; custom methods are listed under a fragment of the path.
+      paths[`/${location}#${method}`] = { post: operation }
+    }
+    if (methods.includes('get')) {
+      item.get = { tags: [tag], summary: `Get one of ${location}`, parameters: idParam, responses: { 200: { description: 'The record', ...json(resultRef) }, 404: { description: 'Not found in your organizations', ...json(errorRef) }, ...errorResponses } }
+    }
+    if (methods.includes('patch')) {
+      item.patch = { tags: [tag], summary: `Change one of ${location}`, parameters: idParam, requestBody: patch ? json(collectSchema(components, patch)) : undefined, responses: { 200: { description: 'The updated record', ...json(resultRef) }, 404: { description: 'Not found', ...json(errorRef) }, ...errorResponses } }
+    }
+    if (methods.includes('remove')) {
+      item.delete = { tags: [tag], summary: `Delete one of ${location}`, parameters: idParam, responses: { 200: { description: 'The deleted record (soft delete: deleted_at set)', ...json(resultRef) }, 404: { description: 'Not found', ...json(errorRef) }, ...errorResponses } }
+    }
+    if (Object.keys(collection).length) paths[`/${location}`] = { ...(paths[`/${location}`] ?? {}), ...collection }
+    if (Object.keys(item).length) paths[`/${location}/{id}`] = item
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'CRM API',
+      version: '1.0.0',
+      description: 'Multi-tenant customer-relationship API. Authenticate with x-api-key or Authorization: Bearer <JWT>. List filters go in the query string or in a JSON body {"query": {...}} of the GET.'
+    },
+    components: {
+      schemas: components,
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }
+      }
+    },
+    security: [{ apiKey: [] }, { bearer: [] }],
+    paths
+  }
+}
+
+const DOCS_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>CRM API</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' })</script>
+</body></html>`
+
+/** GET /openapi.json, and a browsable /docs page from the swagger-ui-dist package (no CDN). */
+export const openApi = (app: Application) => {
+  const require = createRequire(import.meta.url)
+  const assets = path.dirname(require.resolve('swagger-ui-dist/package.json'))
+  const serveAssets = serveStatic(assets, { index: false })
+  let document: unknown
+  app.use(async (ctx: Context, next: Next) => {
+    if (ctx.method !== 'GET') return next()
+    if (ctx.path === '/openapi.json') {
+      document ??= openApiDocument(app)
+      ctx.body = document
+      return
+    }
+    if (ctx.path === '/docs' || ctx.path === '/docs/') {
+      ctx.type = 'html'
+      ctx.body = DOCS_PAGE
+      return
+    }
+    if (ctx.path.startsWith('/docs/')) {
+      const original = ctx.path
+      ctx.path = original.slice('/docs'.length)
+      await serveAssets(ctx, async () => undefined)
+      if (ctx.body === undefined) ctx.path = original
+      else return
+    }
+    return next()
+  })
+}

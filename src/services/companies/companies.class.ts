@@ -1,0 +1,42 @@
+import type { KnexAdapterParams } from '@feathersjs/knex'
+import type { Application } from '../../declarations.js'
+import { RecordService } from '../record-service.js'
+import { attachRelations, USER_SUMMARY } from '../joins.js'
+import type { JoinSpec } from '../joins.js'
+import { containsPattern } from '../like.js'
+import type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch } from './companies.schema.js'
+
+export type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch }
+export type CompanyParams = KnexAdapterParams<CompanyQuery>
+
+const PEOPLE: JoinSpec[] = [
+  { from: 'created_by_user_id', as: 'creator', table: 'users', columns: USER_SUMMARY, tenant: false },
+  { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: USER_SUMMARY, tenant: false }
+]
+
+export class CompanyService extends RecordService<Company, CompanyData, CompanyParams, CompanyPatch> {
+  async find(params: CompanyParams = {}): Promise<any> {
+    const { fastJoinForCompanyList, ...query } = (params.query ?? {}) as Record<string, any>
+    const page = await super._find({ ...params, query })
+    if (fastJoinForCompanyList) await attachRelations(this.knex, page.data, PEOPLE)
+    return page
+  }
+
+  /** Partial, case-insensitive match on name or website, served by the trigram index. */
+  async search(data: CompanySearch, params: CompanyParams = {}) {
+    const pattern = containsPattern(data.searchTerm)
+    const rows = await this.knex('companies')
+      .where('organization_id', data.organization_id!)
+      .whereNull('deleted_at')
+      .where((q) => q.whereRaw('lower(name) LIKE ?', [pattern]).orWhereRaw('lower(website) LIKE ?', [pattern]))
+      .orderBy([{ column: 'name' }, { column: 'id' }])
+      .limit(data.$limit ?? 10)
+    return { data: rows as Company[] }
+  }
+}
+
+export const getOptions = (app: Application) => ({
+  paginate: app.get('paginate'),
+  Model: app.get('knex'),
+  name: 'companies'
+})

@@ -1,0 +1,93 @@
+import { resolve, virtual } from '@feathersjs/schema'
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { Static } from '@feathersjs/typebox'
+import type { HookContext } from '../../declarations.js'
+import { dataValidator, queryValidator } from '../../validators.js'
+import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+
+const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
+const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
+
+export const companySchema = Type.Object(
+  {
+    id: RecordId,
+    organization_id: RecordId,
+    name: Type.String({ minLength: 1, maxLength: 300 }),
+    description: Text(10_000),
+    website: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 })),
+    industry: Text(200),
+    size: Text(100),
+    created_by_user_id: Nullable(RecordId),
+    owned_by_user_id: Nullable(RecordId),
+    custom_fields_by_name: Type.Record(Type.String(), Type.Any(), { description: 'custom field name to value' }),
+    creator: Type.Optional(Nullable(UserSummary)),
+    owner: Type.Optional(Nullable(UserSummary)),
+    ...softDeleteTimestamps
+  },
+  { $id: 'Company', additionalProperties: false }
+)
+export type Company = Static<typeof companySchema>
+
+export const companyResolver = resolve<Company, HookContext>({
+  custom_fields_by_name: virtual(async (company: any) => company.custom_fields ?? {})
+})
+export const companyExternalResolver = resolve<Company, HookContext>({
+  custom_fields: async () => undefined
+} as any)
+
+const writable = {
+  name: companySchema.properties.name,
+  description: Type.Optional(companySchema.properties.description),
+  website: Type.Optional(companySchema.properties.website),
+  industry: Type.Optional(companySchema.properties.industry),
+  size: Type.Optional(companySchema.properties.size),
+  owned_by_user_id: Type.Optional(companySchema.properties.owned_by_user_id),
+  custom_fields_by_name: Type.Optional(companySchema.properties.custom_fields_by_name)
+}
+
+export const companyDataSchema = Type.Object(
+  { organization_id: Type.Optional(RecordId), ...writable },
+  { $id: 'CompanyData', additionalProperties: false }
+)
+export type CompanyData = Static<typeof companyDataSchema>
+export const companyDataValidator = getValidator(companyDataSchema, dataValidator)
+export const companyDataResolver = resolve<any, HookContext>({
+  created_by_user_id: async (_value, _data, context) => context.params.caller?.userId ?? null,
+  owned_by_user_id: async (value, _data, context) => (value === undefined ? context.params.caller?.userId ?? null : value),
+  custom_fields: async (_value, data) => data.custom_fields_by_name ?? {},
+  custom_fields_by_name: async () => undefined
+})
+
+export const companyPatchSchema = Type.Partial(Type.Object(writable), { $id: 'CompanyPatch', additionalProperties: false })
+export type CompanyPatch = Static<typeof companyPatchSchema>
+export const companyPatchValidator = getValidator(companyPatchSchema, dataValidator)
+export const companyPatchResolver = resolve<any, HookContext>({
+  custom_fields: async (_value, data) => data.custom_fields_by_name,
+  custom_fields_by_name: async () => undefined
+})
+
+export const companyQuerySchema = Type.Object(
+  {
+    ...listQuery(companySchema, ['organization_id', 'name', 'industry', 'size', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
+      operators: { name: { $ilike: Type.String() } },
+      flags: { fastJoinForCompanyList: Type.Optional(Type.Boolean({ description: 'adds creator and owner to each row' })) }
+    }).properties
+  },
+  { $id: 'CompanyQuery', additionalProperties: false }
+)
+export type CompanyQuery = Static<typeof companyQuerySchema>
+export const companyQueryValidator = getValidator(companyQuerySchema, queryValidator)
+
+export const companySearchSchema = Type.Object(
+  {
+    searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
+    organization_id: Type.Optional(RecordId),
+    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
+  },
+  { $id: 'CompanySearch', additionalProperties: false }
+)
+export type CompanySearch = Static<typeof companySearchSchema>
+export const companySearchValidator = getValidator(companySearchSchema, dataValidator)
+
+export const companySearchResultSchema = Type.Object({ data: Type.Array(companySchema) }, { $id: 'CompanySearchResult' })
+export { Timestamp }

@@ -1,0 +1,73 @@
+import { BadRequest } from '@feathersjs/errors'
+import { resolve } from '@feathersjs/schema'
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { Static } from '@feathersjs/typebox'
+import type { HookContext } from '../../declarations.js'
+import { dataValidator, queryValidator } from '../../validators.js'
+import { RecordId, timestamps } from '../../schemas.js'
+
+const isTimeZone = (name: string) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name })
+    return name.length > 0
+  } catch {
+    return false
+  }
+}
+
+export const organizationSchema = Type.Object(
+  {
+    id: RecordId,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    subscription_status: Type.String(),
+    timezone: Type.String({ description: 'IANA time zone name, e.g. Europe/Madrid', default: 'UTC' }),
+    ...timestamps
+  },
+  { $id: 'Organization', additionalProperties: false }
+)
+export type Organization = Static<typeof organizationSchema>
+export const organizationResolver = resolve<Organization, HookContext>({})
+export const organizationExternalResolver = resolve<Organization, HookContext>({})
+
+export const organizationDataSchema = Type.Object(
+  { name: organizationSchema.properties.name, timezone: Type.Optional(organizationSchema.properties.timezone) },
+  { $id: 'OrganizationData', additionalProperties: false }
+)
+export type OrganizationData = Static<typeof organizationDataSchema>
+export const organizationDataValidator = getValidator(organizationDataSchema, dataValidator)
+
+export const organizationPatchSchema = Type.Partial(organizationDataSchema, {
+  $id: 'OrganizationPatch',
+  additionalProperties: false
+})
+export type OrganizationPatch = Static<typeof organizationPatchSchema>
+export const organizationPatchValidator = getValidator(organizationPatchSchema, dataValidator)
+
+/** Time zone names are checked against the runtime's IANA database. */
+export const checkTimeZone = async (context: HookContext) => {
+  const timezone = (context.data as OrganizationPatch)?.timezone
+  if (timezone !== undefined && !isTimeZone(timezone)) {
+    throw new BadRequest('Validation failed', { errors: { timezone: 'must be an IANA time zone name' } })
+  }
+}
+
+export const organizationQuerySchema = Type.Object(
+  {
+    $limit: Type.Optional(Type.Integer({ minimum: 0 })),
+    $skip: Type.Optional(Type.Integer({ minimum: 0 })),
+    $sort: Type.Optional(
+      Type.Object(
+        {
+          id: Type.Optional(Type.Integer({ minimum: -1, maximum: 1 })),
+          name: Type.Optional(Type.Integer({ minimum: -1, maximum: 1 })),
+          created_at: Type.Optional(Type.Integer({ minimum: -1, maximum: 1 }))
+        },
+        { additionalProperties: false }
+      )
+    ),
+    searchTerm: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
+  },
+  { $id: 'OrganizationQuery', additionalProperties: false }
+)
+export type OrganizationQuery = Static<typeof organizationQuerySchema>
+export const organizationQueryValidator = getValidator(organizationQuerySchema, queryValidator)

@@ -1,0 +1,64 @@
+import { hooks as schemaHooks } from '@feathersjs/schema'
+import { Forbidden, NotAuthenticated } from '@feathersjs/errors'
+import type { Application, HookContext } from '../../declarations.js'
+import { authenticated } from '../../hooks/authenticate.js'
+import { FORBIDDEN_MESSAGE, accessibleOrganizations } from '../../hooks/tenant-scope.js'
+import { OrganizationService, getOptions } from './organizations.class.js'
+import {
+  checkTimeZone, organizationDataSchema, organizationDataValidator, organizationExternalResolver,
+  organizationPatchSchema, organizationPatchValidator, organizationQuerySchema, organizationQueryValidator,
+  organizationResolver, organizationSchema
+} from './organizations.schema.js'
+import { organizationMethods, organizationPath } from './organizations.shared.js'
+
+export * from './organizations.class.js'
+export * from './organizations.schema.js'
+
+/**
+ * An organization is the tenant itself, so its scope is its own id: reads see the caller's
+ * organizations, changes need an owner or admin of that organization.
+ */
+const scopeToOwnOrganizations = async (context: HookContext<OrganizationService>) => {
+  if (context.params.system) return context
+  const caller = context.params.caller
+  if (!caller) throw new NotAuthenticated('Invalid API key')
+  if (context.method === 'create') return context
+  context.params.query = { ...context.params.query, id: { $in: accessibleOrganizations(caller) } } as any
+  if (context.method === 'patch') {
+    await context.service._get(context.id!, context.params as any)
+    const role = caller.roles.get(Number(context.id))
+    if (role !== 'owner' && role !== 'admin') throw new Forbidden(FORBIDDEN_MESSAGE)
+  }
+  return context
+}
+
+export const organization = (app: Application) => {
+  app.use(organizationPath, new OrganizationService(getOptions(app)), {
+    methods: organizationMethods,
+    events: [],
+    docs: {
+      description: 'Organizations (tenants). Creating one makes the caller its owner; requires a bearer JWT.',
+      schemas: { result: organizationSchema, data: organizationDataSchema, patch: organizationPatchSchema, query: organizationQuerySchema }
+    }
+  } as any)
+  app.service(organizationPath).hooks({
+    around: {
+      all: [
+        authenticated,
+        schemaHooks.resolveExternal(organizationExternalResolver),
+        schemaHooks.resolveResult(organizationResolver)
+      ]
+    },
+    before: {
+      all: [schemaHooks.validateQuery(organizationQueryValidator), scopeToOwnOrganizations],
+      create: [schemaHooks.validateData(organizationDataValidator), checkTimeZone],
+      patch: [schemaHooks.validateData(organizationPatchValidator), checkTimeZone]
+    }
+  })
+}
+
+declare module '../../declarations.js' {
+  interface ServiceTypes {
+    [organizationPath]: OrganizationService
+  }
+}

@@ -1,0 +1,120 @@
+import { KnexService } from '@feathersjs/knex'
+import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
+import { NotFound, MethodNotAllowed } from '@feathersjs/errors'
+import type { Id, NullableId } from '@feathersjs/feathers'
+import type { Knex } from 'knex'
+
+export interface RecordServiceOptions extends KnexAdapterOptions {
+  /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
+  softDelete?: boolean
+}
+
+const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
+
+/**
+ * The shared base of every resource stored in Postgres. On top of the Feathers Knex adapter:
+ * qualified column names (safe with joins), soft delete, a stable sort (ties broken by id),
+ * and single-statement writes (INSERT/UPDATE ... RETURNING instead of write-then-read).
+ */
+export class RecordService<
+  Result extends Record<string, any> = any,
+  Data = Partial<Result>,
+  ServiceParams extends KnexAdapterParams<any> = KnexAdapterParams,
+  PatchData = Partial<Data>
+> extends KnexService<Result, Data, ServiceParams, PatchData> {
+  declare options: RecordServiceOptions
+
+  get table() {
+    return this.options.name
+  }
+
+  get softDelete() {
+    return this.options.softDelete !== false
+  }
+
+  get knex(): Knex {
+    return this.options.Model
+  }
+
+  knexify(knexQuery: Knex.QueryBuilder, query: Record<string, any> = {}, parentKey?: string): Knex.QueryBuilder {
+    const qualified: Record<string, any> = {}
+    for (const [key, value] of Object.entries(query)) {
+      qualified[key.startsWith('$') ? key : qualify(this.table, key)] = value
+    }
+    return super.knexify(knexQuery, qualified, parentKey)
+  }
+
+  /** The scoped, live rows of this table matching params.query, before paging. */
+  createQuery(params: ServiceParams = {} as ServiceParams) {
+    const { filters } = this.filterQuery(params)
+    const builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined } } as ServiceParams)
+    if (this.softDelete) builder.whereNull(`${this.table}.deleted_at`)
+    const sort: Record<string, 1 | -1> = { ...(filters.$sort ?? {}) }
+    for (const [column, direction] of Object.entries(sort)) {
+      builder.orderBy(qualify(this.table, column), Number(direction) === -1 ? 'desc' : 'asc')
+    }
+    if (!('id' in sort)) builder.orderBy(`${this.table}.id`, Number(Object.values(sort)[0] ?? 1) === -1 ? 'desc' : 'asc')
+    return builder
+  }
+
+  // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
+  async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
+    const { filters, paginate } = this.filterQuery(params)
+    const builder = params.knex ? params.knex.clone() : this.createQuery(params)
+    const countQuery = builder.clone().clearSelect().clearOrder().count({ total: '*' })
+    if (filters.$limit) builder.limit(filters.$limit)
+    if (filters.$skip) builder.offset(filters.$skip)
+    const [data, count] = await Promise.all([
+      filters.$limit === 0 ? Promise.resolve([]) : builder,
+      paginate && paginate.default ? countQuery : Promise.resolve(undefined)
+    ])
+    if (!count) return data as Result[]
+    return { total: Number(count[0]?.total ?? 0), limit: filters.$limit, skip: filters.$skip || 0, data: data as Result[] }
+  }
+
+  async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
+    const row = await this.createQuery(params).andWhere(`${this.table}.id`, id).first()
+    if (!row) throw new NotFound(`No record found for id '${id}'`)
+    return row as Result
+  }
+
+  async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
+    if (Array.isArray(data)) throw new MethodNotAllowed('Send one record at a time')
+    const [row] = await this.db(params).insert(data).returning('*')
+    return row as Result
+  }
+
+  /** One UPDATE ... RETURNING on the live, scoped row (or rows, for an explicit multi patch). */
+  async _patch(id: NullableId, data: PatchData, params: ServiceParams = {} as ServiceParams): Promise<any> {
+    if (id === null && !this.allowsMulti('patch', params)) throw new MethodNotAllowed('Can not patch multiple entries')
+    const changes: Record<string, unknown> = { ...(data as any), updated_at: this.knex.fn.now() }
+    delete changes.id
+    const rows = await this.scopedWrite(id, params).update(changes).returning('*')
+    if (id !== null) {
+      if (rows.length !== 1) throw new NotFound(`No record found for id '${id}'`)
+      return rows[0] as Result
+    }
+    return rows as Result[]
+  }
+
+  /** Soft delete: deleted_at and updated_at set to the same instant, the record returned. */
+  async _remove(id: NullableId, params: ServiceParams = {} as ServiceParams): Promise<any> {
+    if (id === null) throw new MethodNotAllowed('Can not remove multiple entries')
+    const write = this.scopedWrite(id, params)
+    const rows = this.softDelete
+      ? await write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')
+      : await write.delete().returning('*')
+    if (rows.length !== 1) throw new NotFound(`No record found for id '${id}'`)
+    return rows[0] as Result
+  }
+
+  /** A write statement restricted to the live rows matching params.query (and id). */
+  scopedWrite(id: NullableId, params: ServiceParams) {
+    const { query } = this.filterQuery(params)
+    const builder = this.db(params)
+    this.knexify(builder, query)
+    if (this.softDelete) builder.whereNull(`${this.table}.deleted_at`)
+    if (id !== null) builder.where(`${this.table}.id`, id)
+    return builder
+  }
+}

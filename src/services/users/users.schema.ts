@@ -1,0 +1,58 @@
+import { resolve } from '@feathersjs/schema'
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { Static } from '@feathersjs/typebox'
+import { passwordHash } from '@feathersjs/authentication-local'
+import type { HookContext } from '../../declarations.js'
+import { dataValidator, queryValidator } from '../../validators.js'
+import { Nullable, RecordId, timestamps } from '../../schemas.js'
+
+export const userSchema = Type.Object(
+  {
+    id: RecordId,
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    password: Type.String({ minLength: 8, maxLength: 200 }),
+    first_name: Nullable(Type.String({ maxLength: 200 })),
+    last_name: Nullable(Type.String({ maxLength: 200 })),
+    ...timestamps
+  },
+  { $id: 'User', additionalProperties: false }
+)
+export type User = Static<typeof userSchema>
+
+export const userPublicSchema = Type.Omit(userSchema, ['password'], { $id: 'UserPublic' })
+
+export const userResolver = resolve<User, HookContext>({})
+export const userExternalResolver = resolve<User, HookContext>({
+  password: async () => undefined
+})
+
+export const userDataSchema = Type.Object(
+  {
+    email: userSchema.properties.email,
+    password: userSchema.properties.password,
+    first_name: Type.Optional(userSchema.properties.first_name),
+    last_name: Type.Optional(userSchema.properties.last_name)
+  },
+  { $id: 'UserData', additionalProperties: false }
+)
+export type UserData = Static<typeof userDataSchema>
+export const userDataValidator = getValidator(userDataSchema, dataValidator)
+export const userDataResolver = resolve<User, HookContext>({
+  email: async (value) => value?.trim().toLowerCase(),
+  password: passwordHash({ strategy: 'local' })
+})
+
+export const userPatchSchema = Type.Partial(userDataSchema, { $id: 'UserPatch', additionalProperties: false })
+export type UserPatch = Static<typeof userPatchSchema>
+export const userPatchValidator = getValidator(userPatchSchema, dataValidator)
+export const userPatchResolver = resolve<User, HookContext>({
+  email: async (value) => value?.trim().toLowerCase(),
+  password: passwordHash({ strategy: 'local' })
+})
+
+export const userQuerySchema = Type.Object(
+  { id: Type.Optional(RecordId), email: Type.Optional(Type.String()), $limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1 })) },
+  { $id: 'UserQuery', additionalProperties: false }
+)
+export type UserQuery = Static<typeof userQuerySchema>
+export const userQueryValidator = getValidator(userQuerySchema, queryValidator)

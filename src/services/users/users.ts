@@ -1,0 +1,76 @@
+import { Forbidden, NotFound } from '@feathersjs/errors'
+import { hooks as schemaHooks } from '@feathersjs/schema'
+import type { Application, HookContext } from '../../declarations.js'
+import { authenticated } from '../../hooks/authenticate.js'
+import { UserService, getOptions } from './users.class.js'
+import {
+  userDataResolver, userDataValidator, userExternalResolver, userPatchResolver, userPatchValidator,
+  userQueryValidator, userResolver, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema
+} from './users.schema.js'
+import { userMethods, userPath } from './users.shared.js'
+
+export * from './users.class.js'
+export * from './users.schema.js'
+
+/** An external caller reads and changes only their own account; others simply do not exist. */
+const onlySelf = async (context: HookContext<UserService>) => {
+  const { provider, caller } = context.params
+  if (!provider) return context
+  if (context.id !== undefined && context.id !== null) {
+    if (Number(context.id) !== caller?.userId) throw new NotFound(`No record found for id '${context.id}'`)
+  } else {
+    context.params.query = { ...context.params.query, id: caller!.userId }
+  }
+  return context
+}
+
+/**
+ * The login flow re-reads the account it just verified, with the request's provider and the
+ * user in params; that read is the user looking at themselves and needs no other credentials.
+ */
+const authenticatedOrLoginRead = async (context: HookContext<UserService>, next: () => Promise<void>) => {
+  const { user, authentication, provider } = context.params
+  if (provider && user && !authentication && context.method === 'get' && Number(context.id) === user.id) {
+    context.params.caller ??= { userId: user.id, roles: new Map() }
+    return next()
+  }
+  return authenticated(context, next)
+}
+
+const signupOpen = async (context: HookContext<UserService>) => {
+  if (context.params.provider && !context.app.get('signupEnabled')) {
+    throw new Forbidden('Public sign-up is disabled on this server')
+  }
+}
+
+export const user = (app: Application) => {
+  app.use(userPath, new UserService(getOptions(app)), {
+    methods: userMethods,
+    events: [],
+    docs: {
+      description: 'Accounts. Sign-up is public; afterwards a user reads and changes only their own account.',
+      schemas: { result: userPublicSchema, data: userDataSchema, patch: userPatchSchema, query: userQuerySchema }
+    }
+  } as any)
+  app.service(userPath).hooks({
+    around: {
+      all: [schemaHooks.resolveExternal(userExternalResolver), schemaHooks.resolveResult(userResolver)],
+      find: [authenticated],
+      get: [authenticatedOrLoginRead],
+      patch: [authenticated]
+    },
+    before: {
+      all: [schemaHooks.validateQuery(userQueryValidator)],
+      find: [onlySelf],
+      get: [onlySelf],
+      create: [signupOpen, schemaHooks.validateData(userDataValidator), schemaHooks.resolveData(userDataResolver)],
+      patch: [onlySelf, schemaHooks.validateData(userPatchValidator), schemaHooks.resolveData(userPatchResolver)]
+    }
+  })
+}
+
+declare module '../../declarations.js' {
+  interface ServiceTypes {
+    [userPath]: UserService
+  }
+}

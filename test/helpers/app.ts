@@ -1,0 +1,53 @@
+import crypto from 'node:crypto'
+import os from 'node:os'
+import path from 'node:path'
+import request from 'supertest'
+import type { Knex } from 'knex'
+import { createApp } from '../../src/app.js'
+import { MEMORY_DATABASE, migrate } from '../../src/db.js'
+import type { Application, Configuration } from '../../src/declarations.js'
+
+export interface TestApp {
+  app: Application
+  db: Knex
+  http: () => request.Agent
+  close: () => Promise<void>
+}
+
+/**
+ * The real application, in-process, on the real database: the Postgres server named by
+ * DATABASE_URL, or a fresh in-memory embedded Postgres for this test file.
+ */
+export async function startApp(overrides: Partial<Configuration> = {}): Promise<TestApp> {
+  const databaseUrl = process.env.DATABASE_URL || MEMORY_DATABASE
+  const app = await createApp({
+    databaseUrl,
+    dataDir: path.join(os.tmpdir(), `crm-test-${crypto.randomUUID()}`),
+    ...overrides
+  })
+  const db = app.get('knex')
+  if (databaseUrl === MEMORY_DATABASE) await migrate(db)
+  await app.setup()
+  const callback = app.callback()
+  return {
+    app,
+    db,
+    http: () => request.agent(callback),
+    close: async () => {
+      await app.teardown()
+    }
+  }
+}
+
+/** Counts the SQL statements that run while fn runs (for the no-query-per-row tests). */
+export async function countQueries<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; count: number; sql: string[] }> {
+  const sql: string[] = []
+  const listener = (query: { sql: string }) => sql.push(query.sql)
+  db.on('query', listener)
+  try {
+    const result = await fn()
+    return { result, count: sql.length, sql }
+  } finally {
+    db.removeListener('query', listener)
+  }
+}

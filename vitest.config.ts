@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    reporters: ['default'],
+    // PGlite loads its extension bundles relative to its own files: keep it out of the transform.
+    server: { deps: { external: [/@electric-sql\/pglite/, /knex-pglite/] } }
+  }
+})
