@@ -1,0 +1,147 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { createTenant, signUp, uniqueEmail } from '../helpers/fixtures.js'
+
+describe('accounts and authentication', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startApp()
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('when someone signs up, then 201 with the user and no password, and the password is stored hashed', async () => {
+    const email = uniqueEmail('Signup')
+    const res = await t.http().post('/users').send({ email, password: 'long enough secret', first_name: 'Alan', last_name: 'Turing' })
+    expect(res.status).toBe(201)
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      email: email.toLowerCase(),
+      first_name: 'Alan',
+      last_name: 'Turing',
+      created_at: expect.any(String),
+      updated_at: expect.any(String)
+    })
+    const row = await t.db('users').where({ id: res.body.id }).first()
+    expect(row.password).toMatch(/^\$2[aby]\$/)
+    expect(row.password).not.toContain('long enough secret')
+  })
+
+  it('when the e-mail is already registered (in any case), then 409 with errors.email, never 500', async () => {
+    const email = uniqueEmail('dup')
+    await t.http().post('/users').send({ email, password: 'long enough secret' })
+    const res = await t.http().post('/users').send({ email: email.toUpperCase(), password: 'another secret!' })
+    expect(res.status).toBe(409)
+    expect(res.body).toMatchObject({ name: 'Conflict', className: 'conflict', errors: { email: 'is already taken' } })
+    expect(JSON.stringify(res.body)).not.toMatch(/insert|constraint|users_email/i)
+  })
+
+  it.each([
+    [{ password: 'long enough secret' }, 'email'],
+    [{ email: 'not-an-email', password: 'long enough secret' }, 'email'],
+    [{ email: 'short@example.test', password: 'short' }, 'password'],
+    [{ email: 'extra@example.test', password: 'long enough secret', role: 'admin' }, 'role']
+  ])('when sign-up data is invalid (%j), then 400 naming %s', async (body, field) => {
+    const res = await t.http().post('/users').send(body)
+    expect(res.status).toBe(400)
+    expect(res.body.errors).toHaveProperty(field)
+  })
+
+  it('when sign-up is switched off, then 403 and no account is created', async () => {
+    const closed = await startApp({ signupEnabled: false })
+    try {
+      const email = uniqueEmail('closed')
+      const res = await closed.http().post('/users').send({ email, password: 'long enough secret' })
+      expect(res.status).toBe(403)
+      expect(await closed.db('users').where({ email }).first()).toBeUndefined()
+    } finally {
+      await closed.close()
+    }
+  })
+
+  it('when a user logs in with the right password, then 201 with a JWT, the authentication and the user without password', async () => {
+    const { user, password } = await signUp(t)
+    const res = await t.http().post('/authentication').send({ strategy: 'local', email: user.email, password })
+    expect(res.status).toBe(201)
+    expect(res.body.accessToken).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/)
+    expect(res.body.authentication).toMatchObject({ strategy: 'local' })
+    expect(res.body.user).toMatchObject({ id: user.id, email: user.email })
+    expect(res.body.user).not.toHaveProperty('password')
+  })
+
+  it('when the password is wrong or the e-mail unknown, then 401', async () => {
+    const { user } = await signUp(t)
+    const wrong = await t.http().post('/authentication').send({ strategy: 'local', email: user.email, password: 'wrong password' })
+    expect(wrong.status).toBe(401)
+    expect(wrong.body.name).toBe('NotAuthenticated')
+    const unknown = await t.http().post('/authentication').send({ strategy: 'local', email: uniqueEmail(), password: 'whatever1' })
+    expect(unknown.status).toBe(401)
+  })
+
+  it('when someone tries to trade an API key for a JWT, then 401', async () => {
+    const tenant = await createTenant(t)
+    const res = await t.http().post('/authentication').send({ strategy: 'api-key', apiKey: tenant.apiKey })
+    expect(res.status).toBe(401)
+  })
+
+  it('when a JWT is malformed or signed with another secret, then 401', async () => {
+    const bad = await t.http().get('/organizations').set('Authorization', 'Bearer not.a.jwt')
+    expect(bad.status).toBe(401)
+    const forged = 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImFjY2VzcyJ9.eyJzdWIiOiIxIiwiYXVkIjoiY3JtLWFwaSJ9.c2lnbmF0dXJl'
+    const res = await t.http().get('/organizations').set('Authorization', `Bearer ${forged}`)
+    expect(res.status).toBe(401)
+  })
+
+  it('when a user reads their own account, then 200; anyone else\'s, then 404', async () => {
+    const a = await signUp(t)
+    const b = await signUp(t)
+    const own = await t.http().get(`/users/${a.user.id}`).set('Authorization', `Bearer ${a.token}`)
+    expect(own.status).toBe(200)
+    expect(own.body).not.toHaveProperty('password')
+    const other = await t.http().get(`/users/${b.user.id}`).set('Authorization', `Bearer ${a.token}`)
+    expect(other.status).toBe(404)
+    const list = await t.http().get('/users').set('Authorization', `Bearer ${a.token}`)
+    expect(list.body.data.map((u: any) => u.id)).toEqual([a.user.id])
+  })
+
+  it('when a user patches their own name and password, then the new password logs in; patching another user is 404', async () => {
+    const a = await signUp(t)
+    const b = await signUp(t)
+    const res = await t.http().patch(`/users/${a.user.id}`).set('Authorization', `Bearer ${a.token}`).send({ first_name: 'Changed', password: 'a brand new secret' })
+    expect(res.status).toBe(200)
+    expect(res.body.first_name).toBe('Changed')
+    const login = await t.http().post('/authentication').send({ strategy: 'local', email: a.user.email, password: 'a brand new secret' })
+    expect(login.status).toBe(201)
+    const other = await t.http().patch(`/users/${b.user.id}`).set('Authorization', `Bearer ${a.token}`).send({ first_name: 'Hacked' })
+    expect(other.status).toBe(404)
+    expect((await t.db('users').where({ id: b.user.id }).first()).first_name).not.toBe('Hacked')
+  })
+
+  it('when an API key is deactivated, then it gets 401 Invalid API key; reactivated, it works again', async () => {
+    const tenant = await createTenant(t)
+    const keys = await t.http().get('/api-keys').set(tenant.bearer).query({ organization_id: tenant.organization.id })
+    const id = keys.body.data[0].id
+    expect((await t.http().get('/companies').set(tenant.key)).status).toBe(200)
+    await t.http().patch(`/api-keys/${id}`).set(tenant.bearer).send({ active: false }).expect(200)
+    const denied = await t.http().get('/companies').set(tenant.key)
+    expect(denied.status).toBe(401)
+    expect(denied.body).toEqual({ name: 'NotAuthenticated', message: 'Invalid API key', code: 401, className: 'not-authenticated' })
+    await t.http().patch(`/api-keys/${id}`).set(tenant.bearer).send({ active: true }).expect(200)
+    expect((await t.http().get('/companies').set(tenant.key)).status).toBe(200)
+  })
+
+  it('when an API key is revoked with DELETE, then it is 401 for good', async () => {
+    const tenant = await createTenant(t)
+    const keys = await t.http().get('/api-keys').set(tenant.bearer).query({ organization_id: tenant.organization.id })
+    await t.http().delete(`/api-keys/${keys.body.data[0].id}`).set(tenant.bearer).expect(200)
+    expect((await t.http().get('/companies').set(tenant.key)).status).toBe(401)
+  })
+
+  it('when the key\'s user has left the organization, then the key is 401', async () => {
+    const tenant = await createTenant(t)
+    await t.db('organizations_users').where({ organization_id: tenant.organization.id, user_id: tenant.user.id }).delete()
+    expect((await t.http().get('/companies').set(tenant.key)).status).toBe(401)
+  })
+})
