@@ -105,6 +105,8 @@ describe('companies', () => {
       const res = await t.http().get(`/companies/${globexCompany.id}`).set(acme.key)
       expect(res.status).toBe(404)
       expect(res.body).toEqual({ name: 'NotFound', message: `No record found for id '${globexCompany.id}'`, code: 404, className: 'not-found' })
+      const byToken = await t.http().get(`/companies/${globexCompany.id}`).set(acme.bearer)
+      expect(byToken.status).toBe(404)
     })
 
     it('when another organization patches or deletes by id, then 404 and the record is unchanged', async () => {
