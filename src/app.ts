@@ -11,6 +11,7 @@ import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
+import { rateLimiting } from './rate-limit/index.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => async (ctx: Context, next: Next) => {
@@ -37,7 +38,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
 
   app.use(requestLogger(logger))
   app.use(errorMiddleware())
-  app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'] }))
+  app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(
     bodyParser({
@@ -51,6 +52,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   openApi(app)
 
   await database(app)
+  app.configure(rateLimiting)
   app.configure(rest())
   app.configure(authentication)
   app.configure(services)

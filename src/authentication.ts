@@ -8,6 +8,7 @@ import { LocalStrategy } from '@feathersjs/authentication-local'
 import { NotAuthenticated } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Application, Caller, Role } from './declarations.js'
+import { throttleFailedLogins } from './rate-limit/login-throttle.js'
 
 declare module './declarations.js' {
   interface ServiceTypes {
@@ -17,6 +18,14 @@ declare module './declarations.js' {
 
 export const API_KEY_PREFIX = 'crm_'
 const LAST_USED_RESOLUTION_MS = 60_000
+/**
+ * A verified key is trusted this long before the database is asked again (one read per key per
+ * few seconds instead of one per request; see docs/performance.md). Changes made through this
+ * instance end the trust at once; another instance sees them within this delay.
+ */
+const VERIFIED_KEY_TTL_MS = 5_000
+const VERIFIED_KEYS_MAX = 10_000
+const KEY_INVALIDATING_SERVICES = ['api-keys', 'organizations-users', 'users', 'organizations'] as const
 
 /** A new key: a recognisable prefix, a short public lookup id and 32 random bytes. */
 export function generateApiKey() {
@@ -32,6 +41,21 @@ export const hashApiKey = (key: string) => crypto.createHash('sha256').update(ke
 /** x-api-key: the caller is the key's user, confined to the key's organization. */
 export class ApiKeyStrategy extends AuthenticationBaseStrategy {
   private lastUsedWrites = new Map<number, number>()
+  private verified = new Map<string, { row: any; until: number }>()
+  /** Bumped by every forget, so a lookup that raced with a change is not remembered. */
+  private generation = 0
+
+  /** Any change to a key, a membership, a user or an organization forgets every verified key. */
+  async setup() {
+    const forget = () => {
+      this.generation++
+      this.verified.clear()
+    }
+    for (const path of KEY_INVALIDATING_SERVICES) {
+      const service = (this.app as Application).service(path)
+      for (const event of ['patched', 'updated', 'removed']) service.on(event, forget)
+    }
+  }
 
   async parse(req: IncomingMessage) {
     const header = req.headers['x-api-key']
@@ -44,16 +68,7 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
     if (typeof apiKey !== 'string' || !apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > 200) {
       throw new NotAuthenticated('Invalid API key')
     }
-    const db = (this.app as Application).get('knex')
-    const row = await db('api_keys as k')
-      .join('users as u', 'u.id', 'k.user_id')
-      .join('organizations_users as m', function () {
-        this.on('m.organization_id', 'k.organization_id').andOn('m.user_id', 'k.user_id')
-      })
-      .where('k.key_hash', hashApiKey(apiKey))
-      .where('k.active', true)
-      .whereNull('k.deleted_at')
-      .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
+    const row = await this.verifiedKey(hashApiKey(apiKey))
     // A key whose user has left the organization is as invalid as an unknown one.
     if (!row) throw new NotAuthenticated('Invalid API key')
     await this.touch(row.id, row.last_used_at)
@@ -69,6 +84,27 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
       apiKey: { id: row.id, organization_id: row.organization_id, user_id: row.user_id },
       caller
     }
+  }
+
+  private async verifiedKey(hash: string) {
+    const now = Date.now()
+    const cached = this.verified.get(hash)
+    if (cached && cached.until > now) return cached.row
+    const generation = this.generation
+    const db = (this.app as Application).get('knex')
+    const row = await db('api_keys as k')
+      .join('users as u', 'u.id', 'k.user_id')
+      .join('organizations_users as m', function () {
+        this.on('m.organization_id', 'k.organization_id').andOn('m.user_id', 'k.user_id')
+      })
+      .where('k.key_hash', hash)
+      .where('k.active', true)
+      .whereNull('k.deleted_at')
+      .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
+    if (!row || generation !== this.generation) return row
+    if (this.verified.size >= VERIFIED_KEYS_MAX) this.verified.clear()
+    this.verified.set(hash, { row, until: now + VERIFIED_KEY_TTL_MS })
+    return row
   }
 
   /** last_used_at is kept to the minute, so a busy key costs no write per request. */
@@ -102,7 +138,7 @@ export const authentication = (app: Application) => {
   auth.register('jwt', new MembershipJwtStrategy())
   auth.register('local', new LocalStrategy())
   auth.register('api-key', new ApiKeyStrategy())
-  app.use('authentication', auth)
+  app.use('authentication', auth, { koa: { before: [throttleFailedLogins(app)] } })
 }
 
 export const loadSecret = (app: Application) => {

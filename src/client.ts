@@ -3,8 +3,21 @@ import type { Application, TransportConnection } from '@feathersjs/feathers'
 import { userClient } from './services/users/users.shared.js'
 import { organizationClient } from './services/organizations/organizations.shared.js'
 import { membershipClient } from './services/organizations-users/organizations-users.shared.js'
+import { invitationClient } from './services/organizations-users-invites/organizations-users-invites.shared.js'
 import { apiKeyClient } from './services/api-keys/api-keys.shared.js'
 import { companyClient } from './services/companies/companies.shared.js'
+import { customFieldClient } from './services/custom-fields/custom-fields.shared.js'
+import { contactClient } from './services/contacts/contacts.shared.js'
+import { pipelineClient } from './services/pipelines/pipelines.shared.js'
+import { pipelineStageClient } from './services/pipeline-stages/pipeline-stages.shared.js'
+import { productClient } from './services/products/products.shared.js'
+import { dealClient } from './services/deals/deals.shared.js'
+import { dealProductClient } from './services/deal-products/deal-products.shared.js'
+import { activityTypeClient } from './services/activity-types/activity-types.shared.js'
+import { activityClient } from './services/activities/activities.shared.js'
+import { reservationClients } from './reservations/clients.js'
+import { productMediaClient } from './services/product-media/product-media.shared.js'
+import { storageUrlSigningClient } from './services/storage-url-signing/storage-url-signing.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -26,7 +39,20 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(userClient)
   client.configure(organizationClient)
   client.configure(membershipClient)
+  client.configure(invitationClient)
   client.configure(apiKeyClient)
   client.configure(companyClient)
+  client.configure(customFieldClient)
+  client.configure(contactClient)
+  client.configure(pipelineClient)
+  client.configure(pipelineStageClient)
+  client.configure(productClient)
+  client.configure(dealClient)
+  client.configure(dealProductClient)
+  client.configure(activityTypeClient)
+  client.configure(activityClient)
+  client.configure(reservationClients)
+  client.configure(productMediaClient)
+  client.configure(storageUrlSigningClient)
   return client
 }

@@ -15,7 +15,45 @@ export const configurationSchema = Type.Intersect([
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
     redisUrl: Type.String(),
-    signupEnabled: Type.Boolean()
+    /** Rate limiting (docs/rate-limiting.md): API-key requests per organization per sliding window. */
+    rateLimitEnabled: Type.Boolean(),
+    rateLimitPoints: Type.Integer({ minimum: 1 }),
+    rateLimitWindowS: Type.Integer({ minimum: 1 }),
+    /** Prefix of the limiter's Redis keys: distinct per deployment sharing one Redis. */
+    rateLimitPrefix: Type.String(),
+    /** Failed logins per e-mail and per client address per window. */
+    loginRateLimitPoints: Type.Integer({ minimum: 1 }),
+    loginRateLimitIpPoints: Type.Integer({ minimum: 1 }),
+    loginRateLimitWindowS: Type.Integer({ minimum: 1 }),
+    /** Requests per client address per window on the public booking routes (no credentials there). */
+    publicRateLimitPoints: Type.Integer({ minimum: 1 }),
+    publicRateLimitWindowS: Type.Integer({ minimum: 1 }),
+    /** Nominatim-compatible search URL resolving activity locations; empty turns geocoding off. */
+    geocoderUrl: Type.Optional(Type.String()),
+    signupEnabled: Type.Boolean(),
+    /** File storage: S3 (or any S3-compatible store) when s3.bucket is set, local disk under dataDir otherwise. */
+    s3: Type.Object({
+      bucket: Type.String(),
+      region: Type.String(),
+      endpoint: Type.String(),
+      accessKeyId: Type.String(),
+      secretAccessKey: Type.String(),
+      forcePathStyle: Type.Boolean(),
+      publicUrl: Type.String()
+    }),
+    uploadMaxBytes: Type.Integer({ minimum: 1 }),
+    /** Comma-separated media types accepted for product media. */
+    mediaTypes: Type.String(),
+    mediaPurgeGraceS: Type.Number({ minimum: 0 }),
+    mediaPurgeIntervalS: Type.Number({ minimum: 0 }),
+    storageUrlTtlS: Type.Integer({ minimum: 1 }),
+    smtpUrl: Type.String(),
+    mailFrom: Type.String(),
+    mailPollIntervalMs: Type.Number({ minimum: 0 }),
+    mailMaxAttempts: Type.Integer({ minimum: 1 }),
+    mailRetryBaseMs: Type.Number({ minimum: 0 }),
+    inviteTtlSeconds: Type.Number({ minimum: 1 }),
+    inviteLinkPath: Type.String()
   })
 ])
 

@@ -13,6 +13,8 @@ export interface ServiceDocs {
   schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string }>
   /** Replaces the generated operations of a path, for services that are not plain CRUD. */
   paths?: Record<string, unknown>
+  /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
+  createContentType?: string
 }
 
 const STANDARD = new Set(['find', 'get', 'create', 'patch', 'remove', 'update'])
@@ -86,8 +88,17 @@ export function openApiDocument(app: Application) {
     if (methods.includes('create')) {
       collection.post = {
         tags: [tag], summary: `Create one of ${location}`,
-        requestBody: data ? json(collectSchema(components, data)) : undefined,
+        requestBody: data ? { content: { [docs.createContentType ?? 'application/json']: { schema: collectSchema(components, data) } } } : undefined,
         responses: { 201: { description: 'Created', ...json(resultRef) }, ...errorResponses }
+      }
+    }
+    // A service allowing multi patch documents its PATCH /<path> (no id) as schemas.multiPatch.
+    if (methods.includes('patch') && custom.multiPatch) {
+      const { data: body, result: answer, description } = custom.multiPatch
+      collection.patch = {
+        tags: [tag], summary: `Change many of ${location}`, description,
+        requestBody: json(collectSchema(components, body)),
+        responses: { 200: { description: 'Result', ...json(answer ? collectSchema(components, answer) : {}) }, ...errorResponses }
       }
     }
     for (const method of methods.filter((m) => !STANDARD.has(m))) {

@@ -18,8 +18,6 @@ export const softDeleteTimestamps = {
   deleted_at: Nullable(Timestamp)
 }
 
-/** A decimal amount: a JSON number on input (exactly representable to the cent), a string on output. */
-export const MoneyInput = Type.Number({ minimum: 0, maximum: 999999999999.99, multipleOf: 0.01 })
 export const DecimalString = Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', description: 'exact decimal' })
 
 const comparison = (def: TSchema) =>

@@ -42,7 +42,8 @@ export function fieldErrors(errors: AjvError[]): Record<string, string> {
   return result
 }
 
-const PG_FIELD_FROM_DETAIL = /\(([^)]+)\)=/
+// 'Key (organization_id, lower(name))=(3, demo) already exists.': the column list may hold expressions.
+const PG_FIELD_FROM_DETAIL = /\((.+?)\)=\(/
 
 /** Postgres errors become client errors with no SQL; anything unknown stays a server error. */
 export function translateDatabaseError(error: any): FeathersError | undefined {
@@ -83,8 +84,29 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
  * validation lists become field maps, database errors lose their SQL, unknown errors lose
  * everything but a generic message (the original is logged).
  */
+/**
+ * Feathers resolvers collect each property's error as {name: error.toJSON() | {message}} under
+ * 'Error resolving data'. Client errors keep their message per field; anything else (a database
+ * error, a bug) is a server error whose text never reaches the client.
+ */
+function shapeResolverError(error: FeathersError, log?: (error: unknown) => void): FeathersError {
+  const errors: Record<string, string> = {}
+  for (const [field, inner] of Object.entries((error.data ?? {}) as Record<string, any>)) {
+    const code = Number(inner?.code)
+    if (!(code >= 400 && code < 500)) {
+      log?.(error)
+      return new GeneralError('Internal server error')
+    }
+    errors[field] = String(inner.message ?? 'is invalid')
+  }
+  return new BadRequest('Validation failed', { errors })
+}
+
 export function shapeError(error: any, log?: (error: unknown) => void): FeathersError {
   if (error instanceof FeathersError) {
+    if (error.code === 400 && error.message.startsWith('Error resolving data') && error.data && typeof error.data === 'object') {
+      return shapeResolverError(error, log)
+    }
     if (error.code === 400 && isAjvErrorList(error.data)) {
       return new BadRequest('Validation failed', { errors: fieldErrors(error.data) })
     }
@@ -143,6 +165,21 @@ export const errorMiddleware = () => async (ctx: Context, next: Next) => {
       error = shapeError(raw, (e) => ctx.app.emit('feathers-error', e, ctx))
     }
     ctx.status = error.code
+    ctx.set(rateLimitHeadersOf(ctx, error))
     ctx.body = toBody(error)
   }
+}
+
+/**
+ * A failed request keeps the RateLimit headers its hooks set (context.http.headers), and a 429
+ * tells the client when to come back.
+ */
+function rateLimitHeadersOf(ctx: Context, error: FeathersError): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(ctx.hook?.http?.headers ?? {})) {
+    if (/^(ratelimit|retry-after)/i.test(name)) headers[name] = String(value)
+  }
+  const retryAfter = error.code === 429 ? error.data?.retryAfter : undefined
+  if (typeof retryAfter === 'number') headers['Retry-After'] = String(retryAfter)
+  return headers
 }

@@ -11,6 +11,9 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
 
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
+/** Tables whose live rows per organization are counted by triggers (migration 20261121000900_record_counts). */
+const MAINTAINED_COUNTS = new Set(['companies', 'contacts', 'deals', 'activities'])
+
 /**
  * The shared base of every resource stored in Postgres. On top of the Feathers Knex adapter:
  * qualified column names (safe with joins), soft delete, a stable sort (ties broken by id),
@@ -61,7 +64,7 @@ export class RecordService<
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
-    const countQuery = builder.clone().clearSelect().clearOrder().count({ total: '*' })
+    const countQuery = this.countQuery(builder, params)
     if (filters.$limit) builder.limit(filters.$limit)
     if (filters.$skip) builder.offset(filters.$skip)
     const [data, count] = await Promise.all([
@@ -70,6 +73,25 @@ export class RecordService<
     ])
     if (!count) return data as Result[]
     return { total: Number(count[0]?.total ?? 0), limit: filters.$limit, skip: filters.$skip || 0, data: data as Result[] }
+  }
+
+  /**
+   * The exact total of a list. When it is the count of one organization's live rows of a large
+   * table, it is read from the trigger-maintained record_counts (a few rows) instead of counting
+   * every row; any other filter, join or prepared builder is counted on the table as before.
+   */
+  countQuery(builder: Knex.QueryBuilder, params: ServiceParams) {
+    const count = builder.clone().clearSelect().clearOrder().count({ total: '*' })
+    if (!this.softDelete || !MAINTAINED_COUNTS.has(this.table)) return count
+    const { sql, bindings } = count.toSQL()
+    const wholeOrganization = this.knex(this.table)
+      .where(`${this.table}.organization_id`, 0)
+      .whereNull(`${this.table}.deleted_at`)
+      .count({ total: '*' })
+      .toSQL().sql
+    if (sql !== wholeOrganization || bindings.length !== 1 || typeof bindings[0] !== 'number') return count
+    const db = params.transaction?.trx ?? this.knex
+    return db('record_counts').where({ organization_id: bindings[0], table_name: this.table }).sum({ total: 'live' })
   }
 
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {

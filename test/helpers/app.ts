@@ -23,6 +23,8 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
   const app = await createApp({
     databaseUrl,
     dataDir: path.join(os.tmpdir(), `crm-test-${crypto.randomUUID()}`),
+    // Organization ids repeat across fresh test databases: never share rate-limit state in Redis.
+    rateLimitPrefix: `crm-test:${crypto.randomUUID()}:`,
     ...overrides
   })
   const db = app.get('knex')

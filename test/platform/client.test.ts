@@ -1,11 +1,14 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import rest from '@feathersjs/rest-client'
+import restModule from '@feathersjs/rest-client'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import { createClient } from '../../src/client.js'
+
+// The package is CommonJS with a default export; under NodeNext the callable sits on .default.
+const rest: (base: string) => any = (restModule as any).default ?? restModule
 
 describe('typed client', () => {
   let t: TestApp

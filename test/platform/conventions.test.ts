@@ -3,6 +3,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
+import { BadRequest } from '@feathersjs/errors'
 import { shapeError } from '../../src/hooks/errors.js'
 
 describe('conventions shared by every service', () => {
@@ -105,5 +106,19 @@ describe('conventions shared by every service', () => {
   it('when a request carries X-Request-Id, then the response echoes it', async () => {
     const res = await t.http().get('/health').set('X-Request-Id', 'trace-123')
     expect(res.headers['x-request-id']).toBe('trace-123')
+  })
+})
+
+describe('error shaping of resolver failures', () => {
+  it('when a resolver fails with a database error, then 500 with no SQL', () => {
+    const wrapped = new BadRequest('Error resolving data', { total: { message: 'select * from "secret_table" - relation does not exist' } })
+    const shaped = shapeError(wrapped)
+    expect(shaped.code).toBe(500)
+    expect(JSON.stringify(shaped.toJSON())).not.toMatch(/secret_table/)
+  })
+
+  it('when a resolver rejects a value with a client error, then 400 naming the field', () => {
+    const wrapped = new BadRequest('Error resolving data', { status: { name: 'BadRequest', code: 400, message: 'cannot move from won to won' } })
+    expect(shapeError(wrapped).toJSON()).toMatchObject({ code: 400, errors: { status: 'cannot move from won to won' } })
   })
 })

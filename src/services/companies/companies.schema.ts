@@ -4,6 +4,7 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
 const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
@@ -29,7 +30,7 @@ export const companySchema = Type.Object(
 export type Company = Static<typeof companySchema>
 
 export const companyResolver = resolve<Company, HookContext>({
-  custom_fields_by_name: virtual(async (company: any) => company.custom_fields ?? {})
+  custom_fields_by_name: virtual(customFieldsOutput<Company>('company', 'name'))
 })
 export const companyExternalResolver = resolve<Company, HookContext>({
   custom_fields: async () => undefined
@@ -53,18 +54,13 @@ export type CompanyData = Static<typeof companyDataSchema>
 export const companyDataValidator = getValidator(companyDataSchema, dataValidator)
 export const companyDataResolver = resolve<any, HookContext>({
   created_by_user_id: async (_value, _data, context) => context.params.caller?.userId ?? null,
-  owned_by_user_id: async (value, _data, context) => (value === undefined ? context.params.caller?.userId ?? null : value),
-  custom_fields: async (_value, data) => data.custom_fields_by_name ?? {},
-  custom_fields_by_name: async () => undefined
+  owned_by_user_id: async (value, _data, context) => (value === undefined ? context.params.caller?.userId ?? null : value)
 })
 
 export const companyPatchSchema = Type.Partial(Type.Object(writable), { $id: 'CompanyPatch', additionalProperties: false })
 export type CompanyPatch = Static<typeof companyPatchSchema>
 export const companyPatchValidator = getValidator(companyPatchSchema, dataValidator)
-export const companyPatchResolver = resolve<any, HookContext>({
-  custom_fields: async (_value, data) => data.custom_fields_by_name,
-  custom_fields_by_name: async () => undefined
-})
+export const companyPatchResolver = resolve<any, HookContext>({})
 
 export const companyQuerySchema = Type.Object(
   {

@@ -4,6 +4,7 @@ import { authenticated } from '../../hooks/authenticate.js'
 import { scopeToTenant } from '../../hooks/tenant-scope.js'
 import { verifyReferences } from '../../hooks/references.js'
 import { resolveRowsOfData } from '../../hooks/resolve-rows.js'
+import { storeCustomFieldValues } from '../custom-fields/custom-field-values.js'
 import { CompanyService, getOptions } from './companies.class.js'
 import {
   companyDataResolver, companyDataSchema, companyDataValidator, companyExternalResolver, companyPatchResolver,
@@ -16,6 +17,7 @@ export * from './companies.class.js'
 export * from './companies.schema.js'
 
 const references = verifyReferences({ owned_by_user_id: { table: 'member' } })
+const customFieldValues = storeCustomFieldValues('company', 'name')
 
 export const company = (app: Application) => {
   app.use(companyPath, new CompanyService(getOptions(app)), {
@@ -41,8 +43,8 @@ export const company = (app: Application) => {
     },
     before: {
       all: [schemaHooks.validateQuery(companyQueryValidator), scopeToTenant()],
-      create: [schemaHooks.validateData(companyDataValidator), references, schemaHooks.resolveData(companyDataResolver)],
-      patch: [schemaHooks.validateData(companyPatchValidator), references, schemaHooks.resolveData(companyPatchResolver)],
+      create: [schemaHooks.validateData(companyDataValidator), references, customFieldValues, schemaHooks.resolveData(companyDataResolver)],
+      patch: [schemaHooks.validateData(companyPatchValidator), references, customFieldValues, schemaHooks.resolveData(companyPatchResolver)],
       search: [schemaHooks.validateData(companySearchValidator)]
     }
   })

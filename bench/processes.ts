@@ -1,0 +1,97 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+
+export interface Server {
+  name: string
+  url: string
+  child: ChildProcess
+  /** The peak resident memory (VmHWM) of the server's own node process so far, in MB. */
+  peakRssMb: () => number | undefined
+  stop: () => Promise<void>
+}
+
+/**
+ * Starts a node server in its own process group and waits until readyPath answers 200.
+ * `npx tsx file` starts a chain of processes (npx, the tsx launcher, the program); the memory
+ * figure is read from the last of them, the one that runs the program.
+ */
+export async function startServer(
+  name: string, args: string[], port: number, env: NodeJS.ProcessEnv, readyPath: string, logFile: string
+): Promise<Server> {
+  // The server's own output (warnings, errors of requests cut off at shutdown) goes to a file.
+  const log = fs.openSync(logFile, 'w')
+  const child = spawn('npx', args, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', log, log],
+    detached: true
+  })
+  fs.closeSync(log)
+  const url = `http://127.0.0.1:${port}`
+  let exited = false
+  child.on('exit', () => { exited = true })
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    if (exited) throw new Error(`${name} exited during start-up, see ${logFile}`)
+    if (Date.now() > deadline) throw new Error(`${name} did not answer ${readyPath} within 120 s`)
+    const status = await fetch(url + readyPath).then((r) => r.status, () => 0)
+    if (status === 200) break
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  return {
+    name,
+    url,
+    child,
+    peakRssMb: () => {
+      const pid = leafDescendant(child.pid!)
+      const kb = pid && readStatus(pid).VmHWM
+      return kb ? Math.round(kb / 1024) : undefined
+    },
+    stop: async () => {
+      if (exited) return
+      const done = new Promise((resolve) => child.once('exit', resolve))
+      process.kill(-child.pid!, 'SIGTERM')
+      const timer = setTimeout(() => { if (!exited) process.kill(-child.pid!, 'SIGKILL') }, 15_000)
+      await done
+      clearTimeout(timer)
+    }
+  }
+}
+
+function readStatus(pid: number): Record<string, number> {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+    const fields: Record<string, number> = {}
+    for (const line of text.split('\n')) {
+      const match = /^(\w+):\s+(\d+)/.exec(line)
+      if (match) fields[match[1]] = Number(match[2])
+    }
+    return fields
+  } catch {
+    return {}
+  }
+}
+
+/** The deepest process below pid (following the first child at each level). */
+function leafDescendant(pid: number): number | undefined {
+  let current = pid
+  for (let depth = 0; depth < 10; depth++) {
+    const children = childrenOf(current)
+    if (children.length === 0) return current
+    current = children[0]
+  }
+  return current
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)
+  } catch {
+    return []
+  }
+}

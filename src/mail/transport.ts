@@ -1,0 +1,32 @@
+import nodemailer from 'nodemailer'
+import type { Transporter } from 'nodemailer'
+
+export interface MailEnvelope {
+  from: string
+  to: string
+  subject: string
+  text: string
+  html?: string
+}
+
+/** Sends one message; resolves with the server's message id or rejects when the server refuses it. */
+export interface MailTransport {
+  send(mail: MailEnvelope): Promise<{ messageId: string }>
+  close(): void
+}
+
+// A mail server that accepts the connection and then hangs must not hold a claimed message for
+// long: these bound one attempt well inside the worker's claim lease.
+const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
+
+/** An SMTP transport (nodemailer) for SMTP_URL, e.g. smtp://user:pass@mail.example:587 or smtps://... */
+export function smtpTransport(smtpUrl: string): MailTransport {
+  const transporter: Transporter = nodemailer.createTransport({ url: smtpUrl, ...TIMEOUTS })
+  return {
+    async send(mail) {
+      const info = await transporter.sendMail(mail)
+      return { messageId: String(info.messageId ?? '') }
+    },
+    close: () => transporter.close()
+  }
+}

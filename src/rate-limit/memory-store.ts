@@ -1,0 +1,75 @@
+import type { LogState, SlidingLogStore } from './sliding-log.js'
+
+interface Log {
+  times: number[]
+  members: string[]
+  /** Index of the oldest live entry: expiry advances it instead of shifting the arrays. */
+  head: number
+  windowMs: number
+}
+
+const SWEEP_INTERVAL_MS = 60_000
+
+/** The sliding log in this process's memory: exact for one instance, shared with none. */
+export class MemorySlidingLog implements SlidingLogStore {
+  private logs = new Map<string, Log>()
+  private lastSweep = Date.now()
+
+  constructor(private clock: () => number = Date.now) {}
+
+  async hit(key: string, limit: number, windowMs: number, member: string): Promise<LogState> {
+    const now = this.clock()
+    this.sweepIdleLogs(now)
+    let log = this.logs.get(key)
+    if (!log) {
+      log = { times: [], members: [], head: 0, windowMs }
+      this.logs.set(key, log)
+    }
+    log.windowMs = windowMs
+    expire(log, now)
+    const added = log.times.length - log.head < limit
+    if (added) {
+      log.times.push(now)
+      log.members.push(member)
+    }
+    const count = log.times.length - log.head
+    return { added, count, now, oldest: count > 0 ? log.times[log.head] : now }
+  }
+
+  async release(key: string, member: string) {
+    const log = this.logs.get(key)
+    const index = log ? log.members.lastIndexOf(member) : -1
+    if (!log || index < log.head) return
+    log.times.splice(index, 1)
+    log.members.splice(index, 1)
+  }
+
+  async reset(key: string) {
+    this.logs.delete(key)
+  }
+
+  async close() {
+    this.logs.clear()
+  }
+
+  /** Keys nobody used for a whole window would otherwise stay in memory forever. */
+  private sweepIdleLogs(now: number) {
+    if (now - this.lastSweep < SWEEP_INTERVAL_MS) return
+    this.lastSweep = now
+    for (const [key, log] of this.logs) {
+      const newest = log.times[log.times.length - 1]
+      if (newest === undefined || newest <= now - log.windowMs) this.logs.delete(key)
+    }
+  }
+}
+
+function expire(log: Log, now: number) {
+  const cutoff = now - log.windowMs
+  while (log.head < log.times.length && log.times[log.head] <= cutoff) log.head++
+  // Compact once the expired prefix dominates, so memory stays proportional to the limit.
+  if (log.head > 32 && log.head * 2 > log.times.length) {
+    log.times = log.times.slice(log.head)
+    log.members = log.members.slice(log.head)
+    log.head = 0
+  }
+}

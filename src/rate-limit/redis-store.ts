@@ -1,0 +1,84 @@
+import { Redis } from 'ioredis'
+import type { LogState, SlidingLogStore } from './sliding-log.js'
+
+/**
+ * One sorted set per key (score: instant in ms), changed by one Lua script, so the check and
+ * the insert are a single atomic step for every instance that shares the Redis server. The
+ * clock is Redis's own (TIME), so instances with skewed clocks still agree on the window.
+ */
+const HIT_SCRIPT = `
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local member = ARGV[3]
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+local added = 0
+if count < limit then
+  redis.call('ZADD', key, now, member)
+  count = count + 1
+  added = 1
+end
+if count > 0 then
+  redis.call('PEXPIRE', key, window)
+end
+local oldest = now
+if count > 0 then
+  oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+end
+return { added, count, now, oldest }
+`
+
+interface SlidingLogCommands {
+  slidingLogHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number, number]>
+}
+
+/**
+ * Opens a client that fails fast: no offline queue, no retried commands, short connect and
+ * command timeouts, so an unreachable server costs requests milliseconds, not seconds.
+ */
+export function connectRedis(url: string, timeoutMs = 500) {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: timeoutMs * 2,
+    commandTimeout: timeoutMs,
+    // Concurrent requests share one socket write instead of one write each.
+    enableAutoPipelining: true,
+    // Keep trying in the background, so a returning server is used again within ~2 seconds.
+    retryStrategy: (times) => Math.min(times * 200, 2_000)
+  })
+  client.defineCommand('slidingLogHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+  return client
+}
+
+export class RedisSlidingLog implements SlidingLogStore {
+  constructor(readonly client: Redis, private prefix: string) {}
+
+  /** True while commands can be sent; false while (re)connecting. */
+  get ready() {
+    return this.client.status === 'ready'
+  }
+
+  async hit(key: string, limit: number, windowMs: number, member: string): Promise<LogState> {
+    const commands = this.client as unknown as SlidingLogCommands
+    const [added, count, now, oldest] = await commands.slidingLogHit(this.prefix + key, limit, windowMs, member)
+    return { added: added === 1, count, now, oldest }
+  }
+
+  async release(key: string, member: string) {
+    await this.client.zrem(this.prefix + key, member)
+  }
+
+  async reset(key: string) {
+    await this.client.del(this.prefix + key)
+  }
+
+  async close() {
+    this.client.disconnect()
+  }
+}

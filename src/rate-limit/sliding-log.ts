@@ -1,0 +1,33 @@
+/**
+ * An exact sliding log: for every key, the instants of the requests counted in the last
+ * `windowMs` milliseconds. A request at instant t counts during [t, t + windowMs), so within
+ * any window-long span at most `limit` requests are ever admitted — there is no clock-window
+ * boundary at which twice the limit could pass, and no approximation error.
+ */
+export interface SlidingLogStore {
+  /**
+   * Drops the entries that left the window, then records `member` at the current instant if
+   * fewer than `limit` entries remain. One atomic step per call, whatever the number of callers.
+   */
+  hit(key: string, limit: number, windowMs: number, member: string): Promise<LogState>
+  /** Takes back one recorded entry (a login attempt that turned out to be successful). */
+  release(key: string, member: string): Promise<void>
+  /** Forgets the key entirely. */
+  reset(key: string): Promise<void>
+  close(): Promise<void>
+}
+
+export interface LogState {
+  /** Whether this call's entry was recorded (false: the limit was already reached). */
+  added: boolean
+  /** Entries in the window after this call. */
+  count: number
+  /** The store's clock at this call, in epoch milliseconds. */
+  now: number
+  /** Instant of the oldest entry still in the window (`now` when the log is empty). */
+  oldest: number
+}
+
+/** Whole seconds until the oldest entry leaves the window, i.e. until one more request fits. */
+export const secondsUntilOneFrees = (state: LogState, windowMs: number) =>
+  state.count === 0 ? 0 : Math.max(1, Math.ceil((state.oldest + windowMs - state.now) / 1000))

@@ -1,0 +1,139 @@
+import type { Id, NullableId } from '@feathersjs/feathers'
+import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
+import type { Logger } from 'pino'
+import type { Application } from '../../declarations.js'
+import { RecordService } from '../record-service.js'
+import { attachRelations } from '../joins.js'
+import type { JoinSpec } from '../joins.js'
+import { containsPattern } from '../like.js'
+import { httpGeocoder } from './geocoder.js'
+import type { Geocoder } from './geocoder.js'
+import type {
+  Activity, ActivityCompletion, ActivityCompletionResult, ActivityData, ActivityPatch, ActivityQuery
+} from './activities.schema.js'
+
+export type { Activity, ActivityCompletion, ActivityCompletionResult, ActivityData, ActivityPatch, ActivityQuery }
+export type ActivityParams = KnexAdapterParams<ActivityQuery>
+
+export interface ActivityServiceOptions extends KnexAdapterOptions {
+  /** Resolves location into location_geocoded after a write; null (the default) turns it off. */
+  geocoder?: Geocoder | null
+  logger?: Logger
+}
+
+const FULL_NAME = "concat_ws(' ', first_name, last_name)"
+/** The {id, name} of the pipeline stage a deal is in, read in the same query as the deal. */
+const DEAL_STAGE =
+  "(SELECT json_build_object('id', s.id, 'name', s.name) FROM pipeline_stages s " +
+  'WHERE s.organization_id = deals.organization_id AND s.id = deals.pipeline_stage_id)'
+
+const user = (from: string, as: string, columns: string[]): JoinSpec =>
+  ({ from, as, table: 'users', columns, computed: { full_name: FULL_NAME }, tenant: false })
+
+/** fastJoinForActivityList: the short forms, one query per relation for the whole page. */
+const LIST_JOINS: JoinSpec[] = [
+  user('created_by_user_id', 'created_by_user', ['id', 'full_name']),
+  user('assigned_to_user_id', 'assigned_to_user', ['id', 'full_name']),
+  { from: 'deal_id', as: 'deal', table: 'deals', columns: ['id', 'name'] },
+  { from: 'contact_id', as: 'contact', table: 'contacts', columns: ['id', 'full_name'], computed: { full_name: FULL_NAME } },
+  { from: 'company_id', as: 'company', table: 'companies', columns: ['id', 'name'] }
+]
+
+/** GET /activities/:id: the richer single-record forms. */
+const SINGLE_JOINS: JoinSpec[] = [
+  user('created_by_user_id', 'created_by_user', ['id', 'full_name', 'email']),
+  user('assigned_to_user_id', 'assigned_to_user', ['id', 'full_name', 'email']),
+  { from: 'deal_id', as: 'deal', table: 'deals', columns: ['id', 'name', 'stage'], computed: { stage: DEAL_STAGE } },
+  { from: 'contact_id', as: 'contact', table: 'contacts', columns: ['id', 'full_name', 'email'], computed: { full_name: FULL_NAME } },
+  { from: 'company_id', as: 'company', table: 'companies', columns: ['id', 'name', 'website'] }
+]
+
+export class ActivityService extends RecordService<Activity, ActivityData, ActivityParams, ActivityPatch> {
+  declare options: ActivityServiceOptions
+  private readonly geocoding = new Set<Promise<void>>()
+
+  async find(params: ActivityParams = {}): Promise<any> {
+    const { fastJoinForActivityList, subject, ...query } = (params.query ?? {}) as Record<string, any>
+    const page = subject === undefined
+      ? await super.find({ ...params, query })
+      : await super.find({ ...params, query, knex: this.subjectContains(subject, { ...params, query }) })
+    if (fastJoinForActivityList) await attachRelations(this.knex, page.data, LIST_JOINS)
+    return page
+  }
+
+  /** The subject filter: a case-insensitive partial match served by the trigram index. */
+  private subjectContains(subject: string, params: ActivityParams) {
+    return this.createQuery(params).whereRaw('lower(activities.subject) LIKE ?', [containsPattern(subject)])
+  }
+
+  /** A single read always carries the related users, deal (with its stage), contact and company. */
+  async get(id: Id, params: ActivityParams = {}): Promise<Activity> {
+    const activity = await super.get(id, params)
+    await attachRelations(this.knex, [activity], SINGLE_JOINS)
+    return activity
+  }
+
+  /** PATCH /activities/:id changes one activity; PATCH /activities (no id) is the bulk completion. */
+  async patch(id: NullableId, data: any, params: ActivityParams = {}): Promise<any> {
+    if (id === null) return this.complete(data as ActivityCompletion, params)
+    return super.patch(id, data, params)
+  }
+
+  /**
+   * Sets done on the listed activities in one UPDATE, confined by params.query to the caller's
+   * organization and to live rows; the ids it did not touch are simply absent from the answer.
+   */
+  async complete({ ids, done }: ActivityCompletion, params: ActivityParams): Promise<ActivityCompletionResult> {
+    const scoped = { ...params, query: { ...params.query, id: { $in: ids } } } as ActivityParams
+    const rows: Array<{ id: number }> = await this.scopedWrite(null, scoped)
+      .update({ done, updated_at: this.knex.fn.now() })
+      .returning('id')
+    const updated = rows.map((row) => row.id).sort((a, b) => a - b)
+    return { updated: updated.length, ids: updated }
+  }
+
+  /**
+   * Resolves an activity's location in the background when a geocoder is configured. The row
+   * is updated only while its location is still the one resolved and nothing set coordinates.
+   */
+  geocodeLater(activity: Activity) {
+    const { geocoder } = this.options
+    if (!geocoder || !activity.location) return
+    const job = this.resolveLocation(geocoder, activity)
+      .catch((error) => this.options.logger?.warn({ err: error, activity: activity.id }, 'geocoding failed'))
+      .finally(() => this.geocoding.delete(job))
+    this.geocoding.add(job)
+  }
+
+  private async resolveLocation(geocoder: Geocoder, activity: Activity) {
+    const point = await geocoder.geocode(activity.location!)
+    if (!point) return
+    await this.knex('activities')
+      .where({ organization_id: activity.organization_id, id: activity.id, location: activity.location })
+      .whereNull('location_geocoded')
+      .whereNull('deleted_at')
+      .update({ location_geocoded: JSON.stringify(point) })
+  }
+
+  /** Resolves once the background geocoding under way has finished. */
+  async settled() {
+    await Promise.allSettled([...this.geocoding])
+  }
+
+  /** Background geocoding settles before the database closes. */
+  async teardown() {
+    await this.settled()
+  }
+}
+
+export const getOptions = (app: Application): ActivityServiceOptions => {
+  const geocoderUrl = app.get('geocoderUrl')
+  return {
+    paginate: app.get('paginate'),
+    Model: app.get('knex'),
+    name: 'activities',
+    multi: ['patch'],
+    geocoder: geocoderUrl ? httpGeocoder(geocoderUrl) : null,
+    logger: app.get('logger')
+  }
+}

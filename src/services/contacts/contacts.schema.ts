@@ -1,0 +1,112 @@
+import { resolve, virtual } from '@feathersjs/schema'
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { Static } from '@feathersjs/typebox'
+import type { HookContext } from '../../declarations.js'
+import { dataValidator, queryValidator } from '../../validators.js'
+import { Nullable, RecordId, envelope, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+
+const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
+const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
+const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
+
+export const SEARCH_MODES = ['name', 'email', 'phone'] as const
+
+export const contactSchema = Type.Object(
+  {
+    id: RecordId,
+    organization_id: RecordId,
+    first_name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+    last_name: Text(200),
+    email: Nullable(Type.String({ format: 'email', maxLength: 320 })),
+    phone: Nullable(Type.String({ maxLength: 50, pattern: '^[+]?[0-9 ().\\-/]*[0-9][0-9 ().\\-/]*$', description: 'stored as given' })),
+    phone_country_code: Nullable(Type.String({ pattern: '^\\+[0-9]{1,4}$', description: "'+' and 1-4 digits, e.g. +44" })),
+    phone_country_iso: Nullable(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2, stored upper-case' })),
+    company_id: Nullable(RecordId),
+    owned_by_user_id: Nullable(RecordId),
+    created_by_user_id: Nullable(RecordId),
+    channel_whatsapp_wa_id: Text(200),
+    channel_instagram_user_id: Text(200),
+    system_type: Type.String({ description: "always 'contact'" }),
+    avatar_url: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 })),
+    custom_fields_by_name: Type.Record(Type.String(), Type.Any(), { description: 'custom field name to value' }),
+    company: Type.Optional(Nullable(CompanySummary)),
+    owner: Type.Optional(Nullable(UserSummary)),
+    ...softDeleteTimestamps
+  },
+  { $id: 'Contact', additionalProperties: false }
+)
+export type Contact = Static<typeof contactSchema>
+
+export const contactResolver = resolve<Contact, HookContext>({
+  custom_fields_by_name: virtual(customFieldsOutput<Contact>('contact', 'name'))
+})
+export const contactExternalResolver = resolve<Contact, HookContext>({
+  custom_fields: async () => undefined,
+  phone_normalized: async () => undefined
+} as any)
+
+const writable = {
+  first_name: contactSchema.properties.first_name,
+  last_name: Type.Optional(contactSchema.properties.last_name),
+  email: Type.Optional(contactSchema.properties.email),
+  phone: Type.Optional(contactSchema.properties.phone),
+  phone_country_code: Type.Optional(contactSchema.properties.phone_country_code),
+  phone_country_iso: Type.Optional(contactSchema.properties.phone_country_iso),
+  company_id: Type.Optional(contactSchema.properties.company_id),
+  owned_by_user_id: Type.Optional(contactSchema.properties.owned_by_user_id),
+  channel_whatsapp_wa_id: Type.Optional(contactSchema.properties.channel_whatsapp_wa_id),
+  channel_instagram_user_id: Type.Optional(contactSchema.properties.channel_instagram_user_id),
+  avatar_url: Type.Optional(contactSchema.properties.avatar_url),
+  custom_fields_by_name: Type.Optional(contactSchema.properties.custom_fields_by_name)
+}
+
+const upperCaseIso = async (value: string | null | undefined) => (typeof value === 'string' ? value.toUpperCase() : value)
+
+export const contactDataSchema = Type.Object(
+  { organization_id: Type.Optional(RecordId), ...writable },
+  { $id: 'ContactData', additionalProperties: false }
+)
+export type ContactData = Static<typeof contactDataSchema>
+export const contactDataValidator = getValidator(contactDataSchema, dataValidator)
+export const contactDataResolver = resolve<any, HookContext>({
+  created_by_user_id: async (_value, _data, context) => context.params.caller?.userId ?? null,
+  phone_country_iso: upperCaseIso,
+  system_type: async () => 'contact'
+})
+
+export const contactPatchSchema = Type.Partial(Type.Object(writable), { $id: 'ContactPatch', additionalProperties: false })
+export type ContactPatch = Static<typeof contactPatchSchema>
+export const contactPatchValidator = getValidator(contactPatchSchema, dataValidator)
+export const contactPatchResolver = resolve<any, HookContext>({
+  phone_country_iso: upperCaseIso
+})
+
+export const contactQuerySchema = Type.Object(
+  {
+    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
+      operators: { first_name: { $ilike: Type.String() }, last_name: { $ilike: Type.String() }, email: { $ilike: Type.String() } },
+      flags: { fastJoinForContactList: Type.Optional(Type.Boolean({ description: 'adds company {id, name} and owner {id, first_name, last_name}' })) }
+    }).properties
+  },
+  { $id: 'ContactQuery', additionalProperties: false }
+)
+export type ContactQuery = Static<typeof contactQuerySchema>
+export const contactQueryValidator = getValidator(contactQuerySchema, queryValidator)
+
+export const contactSearchSchema = Type.Object(
+  {
+    searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
+    organization_id: Type.Optional(RecordId),
+    searchIn: Type.Unsafe<(typeof SEARCH_MODES)[number]>({ type: 'string', enum: [...SEARCH_MODES] }),
+    phone_country_code: Type.Optional(contactSchema.properties.phone_country_code),
+    phone_country_iso: Type.Optional(contactSchema.properties.phone_country_iso),
+    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    $skip: Type.Optional(Type.Integer({ minimum: 0 }))
+  },
+  { $id: 'ContactSearch', additionalProperties: false }
+)
+export type ContactSearch = Static<typeof contactSearchSchema>
+export const contactSearchValidator = getValidator(contactSearchSchema, dataValidator)
+
+export const contactSearchResultSchema = Type.Object({ ...envelope(contactSchema).properties }, { $id: 'ContactSearchResult' })

@@ -1,0 +1,221 @@
+import { BadRequest } from '@feathersjs/errors'
+import type { Knex } from 'knex'
+import type { HookContext } from '../../declarations.js'
+import { targetOrganization } from '../../hooks/tenant-scope.js'
+import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.js'
+
+/**
+ * Custom field values of companies, contacts, deals and reservations.
+ *
+ * Storage: the record's `custom_fields` jsonb column, an object keyed by the definition's
+ * `key` (so renaming a field's `name` keeps its values). On the wire a record carries them by
+ * name (`custom_fields_by_name`, companies/contacts/deals) or by key (`custom_fields_by_key`,
+ * reservations).
+ *
+ * Use in a service (see companies.ts and contacts.ts):
+ *   before: { create: [..., storeCustomFieldValues('contact', 'name')], patch: [..., storeCustomFieldValues('contact', 'name')] }
+ *   result resolver: custom_fields_by_name: virtual(customFieldsOutput<Contact>('contact', 'name'))
+ *   external resolver: custom_fields: async () => undefined   (hides the raw storage column)
+ */
+
+export type CustomFieldAddressing = 'name' | 'key'
+
+export interface CustomFieldDefinition {
+  id: number
+  organization_id: number
+  key: string
+  name: string
+  field_type: CustomFieldType
+  options: string[] | null
+  required: boolean
+}
+
+/** The body property carrying the values for each addressing mode. */
+export const customFieldsProperty = (by: CustomFieldAddressing) => (by === 'name' ? 'custom_fields_by_name' : 'custom_fields_by_key')
+
+/** The live definitions of one entity type for some organizations, in one query. */
+export async function loadDefinitions(db: Knex, organizationIds: number[], entityType: CustomFieldEntity): Promise<CustomFieldDefinition[]> {
+  if (organizationIds.length === 0) return []
+  return db('custom_fields')
+    .select('id', 'organization_id', 'key', 'name', 'field_type', 'options', 'required')
+    .whereIn('organization_id', [...new Set(organizationIds)])
+    .where('entity_type', entityType)
+    .whereNull('deleted_at')
+    .orderBy([{ column: 'position' }, { column: 'id' }])
+}
+
+const definitionCache = new WeakMap<object, Map<string, Promise<CustomFieldDefinition[]>>>()
+
+/**
+ * Definitions loaded at most once per service call and organization: every row a call
+ * resolves (a whole page) shares one query, and so do the call's validation and its output.
+ */
+export function definitionsFor(context: HookContext, organizationId: number, entityType: CustomFieldEntity) {
+  let cache = definitionCache.get(context.params)
+  if (!cache) definitionCache.set(context.params, (cache = new Map()))
+  const cacheKey = `${organizationId}:${entityType}`
+  let definitions = cache.get(cacheKey)
+  if (!definitions) {
+    definitions = loadDefinitions(context.app.get('knex'), [organizationId], entityType)
+    cache.set(cacheKey, definitions)
+    definitions.catch(() => cache!.delete(cacheKey))
+  }
+  return definitions
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const PHONE = /^\+?[\d\s().-]{3,30}$/
+
+const isCalendarDate = (value: string) => {
+  const match = DATE.exec(value)
+  if (!match) return false
+  const date = new Date(`${value}T00:00:00Z`)
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value
+}
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
+const MAX_TEXT = 10_000
+
+/** Why a value does not fit its definition, or undefined when it does. */
+export function valueProblem(definition: CustomFieldDefinition, value: unknown): string | undefined {
+  const options = definition.options ?? []
+  switch (definition.field_type) {
+    case 'text':
+      return typeof value === 'string' && value.length <= MAX_TEXT ? undefined : `must be a text of at most ${MAX_TEXT} characters`
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number'
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false'
+    case 'date':
+      return typeof value === 'string' && isCalendarDate(value) ? undefined : 'must be a date YYYY-MM-DD'
+    case 'email':
+      return typeof value === 'string' && value.length <= 320 && EMAIL.test(value) ? undefined : 'must be a valid email'
+    case 'url':
+      return typeof value === 'string' && value.length <= 2000 && isHttpUrl(value) ? undefined : 'must be an http(s) URL'
+    case 'phone':
+      return typeof value === 'string' && PHONE.test(value) && /\d.*\d.*\d/.test(value) ? undefined : 'must be a phone number'
+    case 'select':
+      return typeof value === 'string' && options.includes(value) ? undefined : `must be one of: ${options.join(', ')}`
+    case 'multiselect':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string' && options.includes(v)) && new Set(value).size === value.length
+        ? undefined
+        : `must be a list of distinct values among: ${options.join(', ')}`
+    default:
+      return 'has an unknown field type'
+  }
+}
+
+export interface CustomFieldChanges {
+  /** Values to store, keyed by definition key. */
+  set: Record<string, unknown>
+  /** Definition keys whose value is cleared (sent as null). */
+  cleared: string[]
+}
+
+/**
+ * Validates values sent by name or by key against the live definitions. Unknown fields, values
+ * of the wrong type, options not in the list and (on create) missing required fields throw one
+ * 400 whose errors name every offending field, e.g. errors['custom_fields_by_name.Budget'].
+ * On patch only the fields sent change; null clears a value, which a required field refuses.
+ */
+export function validateCustomFieldValues(
+  definitions: CustomFieldDefinition[],
+  input: Record<string, unknown> | undefined,
+  { by, mode }: { by: CustomFieldAddressing; mode: 'create' | 'patch' }
+): CustomFieldChanges {
+  const property = customFieldsProperty(by)
+  const byAddress = new Map(definitions.map((definition) => [definition[by], definition]))
+  const errors: Record<string, string> = {}
+  const changes: CustomFieldChanges = { set: {}, cleared: [] }
+  for (const [address, value] of Object.entries(input ?? {})) {
+    const definition = byAddress.get(address)
+    if (!definition) {
+      errors[`${property}.${address}`] = `is not a custom field ${by} of this organization`
+    } else if (value === null) {
+      if (definition.required) errors[`${property}.${address}`] = 'is required'
+      else changes.cleared.push(definition.key)
+    } else {
+      const problem = valueProblem(definition, value)
+      if (problem) errors[`${property}.${address}`] = problem
+      else changes.set[definition.key] = value
+    }
+  }
+  if (mode === 'create') {
+    for (const definition of definitions) {
+      if (definition.required && !(definition.key in changes.set)) {
+        errors[`${property}.${definition[by]}`] ??= 'is required'
+      }
+    }
+  }
+  if (Object.keys(errors).length) throw new BadRequest('Invalid custom field values', { errors })
+  return changes
+}
+
+/**
+ * Before hook for create and patch: validates data.custom_fields_by_name (or _by_key) against
+ * the organization's definitions and replaces it with the storage column `custom_fields`.
+ * Create stores the object; patch merges per field in the UPDATE itself (jsonb || and -), so
+ * two concurrent patches of different fields both survive. Place it after validateData and
+ * scopeToTenant (it needs the target organization).
+ */
+export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: CustomFieldAddressing) => async (context: HookContext) => {
+  const data = context.data as Record<string, any>
+  const property = customFieldsProperty(by)
+  const input = data[property] as Record<string, unknown> | undefined
+  delete data[property]
+  const mode = context.method === 'create' ? 'create' : 'patch'
+  if (mode === 'patch' && input === undefined) return context
+  const organizationId = await targetOrganization(context)
+  const definitions = await definitionsFor(context, organizationId, entityType)
+  const { set, cleared } = validateCustomFieldValues(definitions, input, { by, mode })
+  const db = context.app.get('knex')
+  data.custom_fields = mode === 'create'
+    ? JSON.stringify(set)
+    : db.raw(`(coalesce(??, '{}'::jsonb) || ?::jsonb) - ?::text[]`, ['custom_fields', JSON.stringify(set), cleared])
+  return context
+}
+
+/**
+ * A value resolver (wrap it in `virtual(...)`) giving a row's stored values by name or by key.
+ * Only values of live definitions appear: a deleted definition's values stay stored but hidden.
+ * Definitions are loaded once per call and organization (see definitionsFor), so a page costs
+ * one definitions query whatever its size.
+ */
+export const customFieldsOutput = <T extends Record<string, any>>(entityType: CustomFieldEntity, by: CustomFieldAddressing) =>
+  async (row: T, context: HookContext): Promise<Record<string, unknown>> => {
+    const stored = (row.custom_fields ?? {}) as Record<string, unknown>
+    if (Object.keys(stored).length === 0 || row.organization_id === undefined) return {}
+    const definitions = await definitionsFor(context, row.organization_id, entityType)
+    const output: Record<string, unknown> = {}
+    for (const definition of definitions) {
+      if (stored[definition.key] !== undefined && stored[definition.key] !== null) output[definition[by]] = stored[definition.key]
+    }
+    return output
+  }
+
+/**
+ * For code outside the resolver pipeline (e.g. a service building rows by hand): adds
+ * `custom_fields_by_name` (or _by_key) to every row with one definitions query in total.
+ */
+export async function attachCustomFields(db: Knex, rows: Record<string, any>[], entityType: CustomFieldEntity, by: CustomFieldAddressing) {
+  const definitions = await loadDefinitions(db, rows.map((row) => row.organization_id), entityType)
+  const property = customFieldsProperty(by)
+  for (const row of rows) {
+    const stored = (row.custom_fields ?? {}) as Record<string, unknown>
+    row[property] = Object.fromEntries(
+      definitions
+        .filter((d) => d.organization_id === row.organization_id && stored[d.key] !== undefined && stored[d.key] !== null)
+        .map((d) => [d[by], stored[d.key]])
+    )
+  }
+  return rows
+}

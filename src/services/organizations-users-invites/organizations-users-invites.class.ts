@@ -1,0 +1,233 @@
+import crypto from 'node:crypto'
+import { BadRequest, Forbidden, MethodNotAllowed } from '@feathersjs/errors'
+import type { Id, NullableId } from '@feathersjs/feathers'
+import type { KnexAdapterParams } from '@feathersjs/knex'
+import type { Knex } from 'knex'
+import type { Application } from '../../declarations.js'
+import { enqueueMail } from '../../mail/index.js'
+import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
+import { RecordService } from '../record-service.js'
+import { attachRelations } from '../joins.js'
+import type { JoinSpec } from '../joins.js'
+import type { Invitation, InvitationAccept, InvitationData, InvitationQuery } from './organizations-users-invites.schema.js'
+
+export type { Invitation, InvitationAccept, InvitationData, InvitationQuery }
+export type InvitationParams = KnexAdapterParams<InvitationQuery>
+
+const TABLE = 'organizations_users_invites'
+const TOKEN_BYTES = 32
+
+export const INVALID_TOKEN_MESSAGE = 'The invitation token is invalid, has already been used or has expired'
+
+const JOINS: JoinSpec[] = [
+  { from: 'organization_id', as: 'organization', table: 'organizations', columns: ['id', 'name'], tenant: false },
+  { from: 'created_by_user_id', as: 'created_by_user', table: 'users', columns: ['id', 'email', 'first_name', 'last_name'], tenant: false }
+]
+
+const invalidToken = () => new BadRequest(INVALID_TOKEN_MESSAGE, { errors: { token: 'is invalid or has expired' } })
+
+const newToken = () => crypto.randomBytes(TOKEN_BYTES).toString('base64url')
+
+export interface InvitationServiceOptions {
+  paginate: any
+  Model: Knex
+  name: string
+  app: Application
+}
+
+/**
+ * Invitations to join an organization. Creating one writes the invitation and its e-mail (to
+ * the outbox) in one transaction; accepting one locks it, creates the account if needed and
+ * grants the membership in one transaction, so a token is used at most once.
+ */
+export class InvitationService extends RecordService<Invitation, InvitationData, InvitationParams, InvitationAccept> {
+  private app: Application
+
+  constructor(options: InvitationServiceOptions) {
+    super(options)
+    this.app = options.app
+  }
+
+  async find(params: InvitationParams = {}): Promise<any> {
+    const { status, email, ...query } = (params.query ?? {}) as Record<string, any>
+    const builder = this.createQuery({ ...params, query } as InvitationParams)
+    if (email !== undefined) builder.where(`${TABLE}.email`, String(email).trim().toLowerCase())
+    if (status === 'accepted') builder.where(`${TABLE}.status`, 'accepted')
+    if (status === 'pending') builder.where(`${TABLE}.status`, 'pending').where(`${TABLE}.expires_at`, '>', this.knex.fn.now())
+    if (status === 'expired') builder.where(`${TABLE}.status`, 'pending').where(`${TABLE}.expires_at`, '<=', this.knex.fn.now())
+    const page = await super._find({ ...params, query, knex: builder } as any)
+    await attachRelations(this.knex, page.data, JOINS)
+    return page
+  }
+
+  async get(id: Id, params: InvitationParams = {}) {
+    // The tenant hook has loaded the record already (to check the caller's role in its organization).
+    const invitation = (params.before as Invitation | undefined) ?? (await super._get(id, params))
+    await attachRelations(this.knex, [invitation], JOINS)
+    return invitation
+  }
+
+  // `any` only to match the adapter's overloads (which include arrays); the hooks validated one InvitationData.
+  async create(body: any, params: InvitationParams = {}): Promise<any> {
+    const data = body as InvitationData
+    const organizationId = data.organization_id!
+    return this.knex.transaction(async (trx) => {
+      // Serialises invitations of one address to one organization, so two concurrent requests
+      // cannot both pass the checks below.
+      await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [organizationId, data.email])
+      await this.assertInvitable(trx, organizationId, data.email)
+      const [invitation] = await trx(TABLE)
+        .insert({
+          organization_id: organizationId,
+          email: data.email,
+          role: data.role,
+          status: 'pending',
+          token: newToken(),
+          // now() is the transaction's time, the same instant as created_at's default.
+          expires_at: trx.raw('now() + make_interval(secs => ?)', [this.app.get('inviteTtlSeconds')]),
+          created_by_user_id: params.caller?.userId ?? null
+        })
+        .returning('*')
+      await enqueueMail(trx, await this.invitationMail(trx, invitation, params))
+      return invitation as Invitation
+    })
+  }
+
+  async patch(id: NullableId, data: InvitationAccept, params: InvitationParams = {}): Promise<any> {
+    if (id === null) throw new MethodNotAllowed('Accept one invitation at a time')
+    if (!/^\d{1,9}$/.test(String(id))) throw invalidToken()
+    return this.knex.transaction(async (trx) => {
+      // Found through the unique token index; the row lock makes a second acceptance wait and then see 'accepted'.
+      const invitation = await trx(TABLE)
+        .where({ token: data.token, id: Number(id) })
+        .whereNull('deleted_at')
+        .forUpdate()
+        .first('*', trx.raw('expires_at <= now() as expired'))
+      if (!invitation || invitation.status !== 'pending' || invitation.expired) throw invalidToken()
+      const userId = await this.accountOf(trx, invitation, data, params)
+      await this.grantMembership(trx, invitation, userId)
+      const [accepted] = await trx(TABLE)
+        .where({ organization_id: invitation.organization_id, id: invitation.id })
+        .update({ status: 'accepted', accepted_by_user_id: userId, accepted_at: trx.fn.now(), updated_at: trx.fn.now() })
+        .returning('*')
+      return accepted as Invitation
+    })
+  }
+
+  /** Revokes a pending invitation (soft delete); its token stops working at once. */
+  async remove(id: NullableId, params: InvitationParams = {}): Promise<any> {
+    if (id === null) throw new MethodNotAllowed('Revoke one invitation at a time')
+    const before = params.before ?? (await super._get(id, params))
+    // status = 'pending' in the statement itself: a concurrent acceptance holds the row lock,
+    // and once it commits this statement finds the row accepted and changes nothing.
+    const [revoked] = await this.knex(TABLE)
+      .where({ organization_id: before.organization_id, id: before.id, status: 'pending' })
+      .whereNull('deleted_at')
+      .update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() })
+      .returning('*')
+    if (!revoked) throw new BadRequest('Only a pending invitation can be revoked')
+    return revoked as Invitation
+  }
+
+  private async assertInvitable(trx: Knex.Transaction, organizationId: number, email: string) {
+    const member = await trx('organizations_users as m')
+      .join('users as u', 'u.id', 'm.user_id')
+      .where('m.organization_id', organizationId)
+      .whereRaw('lower(u.email) = ?', [email])
+      .first('m.id')
+    if (member) {
+      throw new BadRequest('This e-mail address already belongs to a member of the organization', {
+        errors: { email: 'is already a member of the organization' }
+      })
+    }
+    const pending = await trx(TABLE)
+      .where({ organization_id: organizationId, email, status: 'pending' })
+      .whereNull('deleted_at')
+      .where('expires_at', '>', trx.fn.now())
+      .first('id')
+    if (pending) {
+      throw new BadRequest('A pending invitation for this e-mail address already exists in this organization', {
+        errors: { email: 'already has a pending invitation' }
+      })
+    }
+  }
+
+  private async invitationMail(trx: Knex.Transaction, invitation: Invitation, params: InvitationParams) {
+    const organization = await trx('organizations').where({ id: invitation.organization_id }).first('name')
+    const user = params.user
+    const name = [user?.first_name, user?.last_name].filter(Boolean).join(' ')
+    const inviter = name || user?.email || 'Someone'
+    const link = acceptanceLink(this.app.get('appUrl'), this.app.get('inviteLinkPath'), invitation.token)
+    const expires = new Date(invitation.expires_at).toISOString()
+    return {
+      kind: 'invitation',
+      organizationId: invitation.organization_id,
+      to: invitation.email,
+      subject: `${inviter} invited you to join ${organization.name}`,
+      text: [
+        'Hello,',
+        '',
+        `${name && user ? `${name} (${user.email})` : inviter} invited you to join ${organization.name} as ${invitation.role}.`,
+        '',
+        `Accept the invitation: ${link}`,
+        '',
+        `Your invitation token: ${invitation.token}`,
+        `The link can be used once and is valid until ${expires}.`,
+        'If you did not expect this invitation, you can ignore this e-mail.'
+      ].join('\n')
+    }
+  }
+
+  /**
+   * The account that joins: the authenticated invitee, else the account of the invited e-mail,
+   * else a new account created through the users service (same validation and password hash).
+   */
+  private async accountOf(trx: Knex.Transaction, invitation: Invitation, data: InvitationAccept, params: InvitationParams) {
+    if (params.caller) {
+      // The hooks let only the invitee accept with credentials; checked here again as the service's own rule.
+      if (params.user?.email.toLowerCase() !== invitation.email) throw new Forbidden(FORBIDDEN_MESSAGE)
+      return params.caller.userId
+    }
+    const existing = await trx('users').whereRaw('lower(email) = ?', [invitation.email]).first('id')
+    if (existing) return existing.id as number
+    if (data.password === undefined) {
+      throw new BadRequest('Validation failed', { errors: { password: 'is required to create the account of a new user' } })
+    }
+    const created = await this.app.service('users').create(
+      { email: invitation.email, password: data.password, first_name: data.first_name ?? null, last_name: data.last_name ?? null },
+      { transaction: { trx } } as any
+    )
+    return created.id
+  }
+
+  /** Adds the member with the invited role, or changes the role of an existing member; an invitation never demotes an owner. */
+  private async grantMembership(trx: Knex.Transaction, invitation: Invitation, userId: number) {
+    const membership = await trx('organizations_users')
+      .where({ organization_id: invitation.organization_id, user_id: userId })
+      .forUpdate()
+      .first('id', 'role')
+    if (!membership) {
+      await trx('organizations_users').insert({ organization_id: invitation.organization_id, user_id: userId, role: invitation.role })
+    } else if (membership.role !== 'owner' && membership.role !== invitation.role) {
+      await trx('organizations_users')
+        .where({ organization_id: invitation.organization_id, id: membership.id })
+        .update({ role: invitation.role, updated_at: trx.fn.now() })
+    }
+  }
+}
+
+/** APP_URL + INVITE_LINK_PATH, with {token} in the path replaced by the token (appended when absent). */
+export function acceptanceLink(appUrl: string, linkPath: string, token: string) {
+  const base = appUrl.replace(/\/+$/, '')
+  const path = linkPath.startsWith('/') ? linkPath : `/${linkPath}`
+  const encoded = encodeURIComponent(token)
+  if (path.includes('{token}')) return `${base}${path.replaceAll('{token}', encoded)}`
+  return `${base}${path}${path.includes('?') ? '&' : '?'}token=${encoded}`
+}
+
+export const getOptions = (app: Application): InvitationServiceOptions => ({
+  paginate: app.get('paginate'),
+  Model: app.get('knex'),
+  name: TABLE,
+  app
+})

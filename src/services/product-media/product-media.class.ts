@@ -1,0 +1,221 @@
+import fs from 'node:fs'
+import { BadRequest } from '@feathersjs/errors'
+import type { Id } from '@feathersjs/feathers'
+import type { KnexAdapterParams } from '@feathersjs/knex'
+import type { Knex } from 'knex'
+import { nanoid } from 'nanoid'
+import type { Application } from '../../declarations.js'
+import { RecordService } from '../record-service.js'
+import type { RecordServiceOptions } from '../record-service.js'
+import { attachRelations } from '../joins.js'
+import type { JoinSpec } from '../joins.js'
+import { mediaTypeList } from '../../storage/index.js'
+import { requireAcceptedType } from '../../storage/receive.js'
+import type {
+  ProductMedia, ProductMediaData, ProductMediaPatch, ProductMediaQuery, ProductMediaReorder, ProductMediaReorderResult
+} from './product-media.schema.js'
+
+export type { ProductMedia, ProductMediaData, ProductMediaPatch, ProductMediaQuery, ProductMediaReorder, ProductMediaReorderResult }
+export type ProductMediaParams = KnexAdapterParams<ProductMediaQuery>
+
+/** The file part of a multipart upload, received into a temporary file by the upload middleware. */
+export interface UploadedFile {
+  path: string
+  /** The client's file name, sanitised; kept as file_name and never used for the storage key. */
+  name: string
+  size: number
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    upload?: UploadedFile
+  }
+}
+
+const PRODUCT: JoinSpec[] = [{ from: 'product_id', as: 'product', table: 'products', columns: ['id', 'name'] }]
+const PURGE_BATCH = 100
+
+/** A name safe to store and to show: no directories, control characters or characters file systems reject. */
+export function sanitizeFileName(name: string | undefined): string {
+  const base = (name ?? '').split(/[\\/]/).pop() ?? ''
+  const cleaned = base
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^\.+/, '')
+  return (cleaned || 'file').slice(0, 200)
+}
+
+export class ProductMediaService extends RecordService<ProductMedia, ProductMediaData, ProductMediaParams, ProductMediaPatch> {
+  private timer?: NodeJS.Timeout
+  private purging?: Promise<unknown>
+
+  constructor(options: RecordServiceOptions, private app: Application) {
+    super(options)
+  }
+
+  private get storage() {
+    return this.app.get('storage')
+  }
+
+  /** Lists are in display order unless the caller sorts otherwise. */
+  async find(params: ProductMediaParams = {}): Promise<any> {
+    const query = { ...(params.query ?? {}) } as Record<string, any>
+    query.$sort ??= { position: 1 }
+    return super.find({ ...params, query } as ProductMediaParams)
+  }
+
+  /** One item with its product {id, name}. */
+  async get(id: Id, params: ProductMediaParams = {}): Promise<ProductMedia> {
+    const row = await super.get(id, params)
+    await attachRelations(this.knex, [row], PRODUCT)
+    return row
+  }
+
+  /**
+   * Stores the uploaded file under a key the service derives (organization/product/random id
+   * with the extension of the detected type), then writes the row; if the write fails the
+   * stored object is removed, so no file is left without a record.
+   */
+  async create(body: any, params: ProductMediaParams = {}): Promise<any> {
+    const data = body as ProductMediaData
+    const upload = params.upload
+    if (!upload) {
+      throw new BadRequest('Validation failed', { errors: { file: 'is required: send multipart/form-data with a file field' } })
+    }
+    const detected = await requireAcceptedType(upload.path, mediaTypeList(this.app.get('mediaTypes')))
+    const organizationId = data.organization_id!
+    const key = `${organizationId}/${data.product_id}/${nanoid()}.${detected.ext}`
+    await this.storage.put(key, fs.createReadStream(upload.path), { contentType: detected.mime, size: upload.size })
+    const publicUrl = this.storage.publicUrl(key)
+    try {
+      const [row] = await this.knex('product_media')
+        .insert({
+          organization_id: organizationId,
+          product_id: data.product_id,
+          file_name: upload.name,
+          file_type: detected.mime,
+          file_size: upload.size,
+          file_path: new URL(publicUrl).pathname,
+          storage_key: key,
+          storage_path: publicUrl,
+          position: data.position ?? this.nextPosition(organizationId, data.product_id)
+        })
+        .returning('*')
+      return row
+    } catch (error) {
+      await this.storage.delete(key).catch((cleanup) => this.app.get('logger')?.error({ err: cleanup, key }, 'orphan file not removed'))
+      throw error
+    }
+  }
+
+  /** After the last live item of the product, computed inside the INSERT itself. */
+  private nextPosition(organizationId: number, productId: number) {
+    return this.knex.raw(
+      '(SELECT coalesce(max(position) + 1, 0) FROM product_media WHERE organization_id = ? AND product_id = ? AND deleted_at IS NULL)',
+      [organizationId, productId]
+    )
+  }
+
+  /**
+   * One purge pass: removes the files of items deleted longer ago than the grace period and
+   * marks them purged. Rows are claimed with FOR UPDATE SKIP LOCKED inside a transaction that
+   * lasts until they are marked, so concurrent passes (other instances) never take the same
+   * row and each file is purged once; a pass that dies leaves its rows to the next one.
+   */
+  async purgeDeleted(): Promise<number> {
+    let purged = 0
+    for (;;) {
+      const batch = await this.purgeBatch()
+      purged += batch.purged
+      if (batch.claimed < PURGE_BATCH || batch.purged === 0) return purged
+    }
+  }
+
+  private purgeBatch() {
+    return this.knex.transaction(async (trx: Knex.Transaction) => {
+      const rows: { organization_id: number; id: number; storage_key: string }[] = await trx('product_media')
+        .select('organization_id', 'id', 'storage_key')
+        .whereNotNull('deleted_at')
+        .whereNull('purged_at')
+        .whereRaw('deleted_at <= now() - make_interval(secs => ?)', [this.app.get('mediaPurgeGraceS')])
+        .orderBy('deleted_at')
+        .limit(PURGE_BATCH)
+        .forUpdate()
+        .skipLocked()
+      const done: [number, number][] = []
+      for (const row of rows) {
+        try {
+          await this.storage.delete(row.storage_key)
+          done.push([row.organization_id, row.id])
+        } catch (error) {
+          this.app.get('logger')?.error({ err: error, key: row.storage_key }, 'media purge: file not removed, retried next pass')
+        }
+      }
+      if (done.length) {
+        await trx('product_media').whereIn(['organization_id', 'id'], done).update({ purged_at: trx.fn.now() })
+      }
+      return { claimed: rows.length, purged: done.length }
+    })
+  }
+
+  /** Starts the background purge with the app (MEDIA_PURGE_INTERVAL_S; 0 turns it off). */
+  async setup() {
+    const intervalS = this.app.get('mediaPurgeIntervalS')
+    if (!intervalS) return
+    this.timer = setInterval(() => {
+      if (this.purging) return
+      this.purging = this.purgeDeleted()
+        .catch((error) => this.app.get('logger')?.error({ err: error }, 'media purge failed'))
+        .finally(() => (this.purging = undefined))
+    }, intervalS * 1000)
+    this.timer.unref()
+  }
+
+  /** Stops the background purge and waits for a pass in progress. */
+  async teardown() {
+    clearInterval(this.timer)
+    this.timer = undefined
+    await this.purging
+  }
+}
+
+/** POST /product-media/reorder: new positions for several items of one product, all or nothing. */
+export class ProductMediaReorderService {
+  constructor(private knex: Knex) {}
+
+  async create(data: ProductMediaReorder, _params?: ProductMediaParams): Promise<ProductMediaReorderResult> {
+    const ids = data.positions.map((entry) => entry.id)
+    if (new Set(ids).size !== ids.length) {
+      throw new BadRequest('Validation failed', { errors: { positions: 'must list each id once' } })
+    }
+    return this.knex.transaction(async (trx) => {
+      const scope = { organization_id: data.organization_id!, product_id: data.product_id }
+      const live: { id: number }[] = await trx('product_media').select('id').where(scope).whereNull('deleted_at').whereIn('id', ids).forUpdate()
+      const found = new Set(live.map((row) => row.id))
+      const missing = ids.filter((id) => !found.has(id))
+      if (missing.length) {
+        throw new BadRequest('Invalid reference', {
+          errors: { positions: `ids ${missing.join(', ')} are not live media of this product` }
+        })
+      }
+      const cases = data.positions.map(() => 'WHEN ? THEN ?::integer').join(' ')
+      const updated = await trx('product_media')
+        .where(scope)
+        .whereNull('deleted_at')
+        .whereIn('id', ids)
+        .update({
+          position: trx.raw(`CASE id ${cases} END`, data.positions.flatMap((entry) => [entry.id, entry.position])),
+          updated_at: trx.fn.now()
+        })
+      return { success: true, updated }
+    })
+  }
+}
+
+export const getOptions = (app: Application): RecordServiceOptions => ({
+  paginate: app.get('paginate'),
+  Model: app.get('knex'),
+  name: 'product_media'
+})

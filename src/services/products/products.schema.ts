@@ -1,0 +1,74 @@
+import { resolve } from '@feathersjs/schema'
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { Static } from '@feathersjs/typebox'
+import type { HookContext } from '../../declarations.js'
+import { dataValidator, queryValidator } from '../../validators.js'
+import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { CurrencyCode } from '../deals/money.js'
+
+export const productSchema = Type.Object(
+  {
+    id: RecordId,
+    organization_id: RecordId,
+    name: Type.String({ minLength: 1, maxLength: 300 }),
+    sku: Nullable(Type.String({ minLength: 1, maxLength: 100, description: "unique among the organization's live products" })),
+    description: Nullable(Type.String({ maxLength: 10_000 })),
+    price: Nullable(DecimalString),
+    currency: Nullable(CurrencyCode),
+    tax_percentage: Nullable(DecimalString),
+    active: Type.Boolean(),
+    ...softDeleteTimestamps
+  },
+  { $id: 'Product', additionalProperties: false }
+)
+export type Product = Static<typeof productSchema>
+
+export const productResolver = resolve<Product, HookContext>({})
+
+const writable = {
+  name: productSchema.properties.name,
+  sku: Type.Optional(productSchema.properties.sku),
+  description: Type.Optional(productSchema.properties.description),
+  price: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 999_999_999_999.99, description: 'at most 2 decimal places; a decimal string on output' }))),
+  currency: Type.Optional(productSchema.properties.currency),
+  tax_percentage: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100, description: 'at most 2 decimal places' }))),
+  active: Type.Optional(Type.Boolean({ default: true }))
+}
+
+/** Decimal places of the numeric inputs and the currency code (see checkAmounts). */
+export const productAmountRules = { places: { price: 2, tax_percentage: 2 }, currencies: ['currency'] }
+
+export const productDataSchema = Type.Object(
+  { organization_id: Type.Optional(RecordId), ...writable },
+  { $id: 'ProductData', additionalProperties: false }
+)
+export type ProductData = Static<typeof productDataSchema>
+export const productDataValidator = getValidator(productDataSchema, dataValidator)
+
+export const productPatchSchema = Type.Partial(Type.Object(writable), { $id: 'ProductPatch', additionalProperties: false })
+export type ProductPatch = Static<typeof productPatchSchema>
+export const productPatchValidator = getValidator(productPatchSchema, dataValidator)
+
+export const productQuerySchema = Type.Object(
+  {
+    ...listQuery(productSchema, ['organization_id', 'name', 'sku', 'active', 'currency', 'created_at', 'updated_at'], {
+      operators: { name: { $ilike: Type.String() } }
+    }).properties
+  },
+  { $id: 'ProductQuery', additionalProperties: false }
+)
+export type ProductQuery = Static<typeof productQuerySchema>
+export const productQueryValidator = getValidator(productQuerySchema, queryValidator)
+
+export const productSearchSchema = Type.Object(
+  {
+    searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
+    organization_id: Type.Optional(RecordId),
+    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
+  },
+  { $id: 'ProductSearch', additionalProperties: false }
+)
+export type ProductSearch = Static<typeof productSearchSchema>
+export const productSearchValidator = getValidator(productSearchSchema, dataValidator)
+
+export const productSearchResultSchema = Type.Object({ data: Type.Array(productSchema) }, { $id: 'ProductSearchResult' })

@@ -1,0 +1,75 @@
+import type { Readable } from 'node:stream'
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import { encodeKey } from './storage.js'
+import type { SignedUpload, Storage, UploadGrant } from './storage.js'
+
+export interface S3Settings {
+  bucket: string
+  region: string
+  endpoint: string
+  accessKeyId: string
+  secretAccessKey: string
+  forcePathStyle: boolean
+  publicUrl: string
+}
+
+/** Files in an S3 bucket, or in any S3-compatible store named by endpoint (MinIO, R2, s3rver...). */
+export class S3Storage implements Storage {
+  readonly kind = 's3' as const
+  readonly client: S3Client
+
+  constructor(private settings: S3Settings) {
+    this.client = new S3Client({
+      region: settings.region || 'us-east-1',
+      endpoint: settings.endpoint || undefined,
+      forcePathStyle: settings.forcePathStyle,
+      // Without explicit keys the SDK's default chain applies (environment, instance role...).
+      credentials: settings.accessKeyId
+        ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey }
+        : undefined,
+      // S3-compatible stores do not all understand the SDK's default flexible checksums.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED'
+    })
+  }
+
+  async put(key: string, body: Readable, options: { contentType: string; size: number }) {
+    await this.client.send(new PutObjectCommand({
+      Bucket: this.settings.bucket,
+      Key: key,
+      Body: body,
+      ContentType: options.contentType,
+      ContentLength: options.size
+    }))
+  }
+
+  async delete(key: string) {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }))
+  }
+
+  publicUrl(key: string) {
+    const { bucket, region, endpoint, forcePathStyle, publicUrl } = this.settings
+    if (publicUrl) return `${publicUrl.replace(/\/+$/, '')}/${encodeKey(key)}`
+    if (!endpoint) return `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`
+    const base = new URL(endpoint)
+    if (forcePathStyle) return `${base.origin}/${bucket}/${encodeKey(key)}`
+    return `${base.protocol}//${bucket}.${base.host}/${encodeKey(key)}`
+  }
+
+  /** A presigned PUT: content type and length are part of the signature, so S3 refuses anything else. */
+  async signUpload(grant: UploadGrant): Promise<SignedUpload> {
+    const expiresIn = Math.max(1, Math.floor((grant.expiresAt.getTime() - Date.now()) / 1000))
+    const command = new PutObjectCommand({
+      Bucket: this.settings.bucket,
+      Key: grant.key,
+      ContentType: grant.contentType,
+      ContentLength: grant.size
+    })
+    const url = await getSignedUrl(this.client, command, {
+      expiresIn,
+      signableHeaders: new Set(['content-type', 'content-length'])
+    })
+    return { url, headers: { 'Content-Type': grant.contentType } }
+  }
+}

@@ -1,0 +1,592 @@
+import type { AddressInfo } from 'node:net'
+import { Writable } from 'node:stream'
+import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { SMTPServer } from 'smtp-server'
+import { pino } from 'pino'
+import { startApp, countQueries } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { addMember, createTenant, signUp, uniqueEmail } from '../helpers/fixtures.js'
+import type { Tenant } from '../helpers/fixtures.js'
+import { MailWorker } from '../../src/mail/index.js'
+import { smtpTransport } from '../../src/mail/transport.js'
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const APP_URL = 'https://app.crm.example'
+const INVITES = '/organizations-users-invites'
+const INVALID_TOKEN = 'The invitation token is invalid, has already been used or has expired'
+
+interface ReceivedMail {
+  to: string[]
+  raw: string
+}
+
+/** A real SMTP server on loopback that keeps every message it accepts. */
+class Mailbox {
+  received: ReceivedMail[] = []
+  port = 0
+  private server: SMTPServer | undefined
+
+  async start(port = 0) {
+    this.server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = []
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+        stream.on('end', () => {
+          this.received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')) })
+          callback()
+        })
+      }
+    })
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', () => resolve()))
+    this.port = (this.server.server.address() as AddressInfo).port
+  }
+
+  async stop() {
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()))
+  }
+
+  to(address: string) {
+    return this.received.filter((mail) => mail.to.includes(address))
+  }
+}
+
+const decodeQuotedPrintable = (raw: string) =>
+  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('organization invitations', () => {
+  const mailbox = new Mailbox()
+  let t: TestApp
+  let acme: Tenant
+  let globex: Tenant
+
+  beforeAll(async () => {
+    await mailbox.start()
+    t = await startApp({
+      smtpUrl: `smtp://127.0.0.1:${mailbox.port}`,
+      mailFrom: 'Acme CRM <crm@acme.example>',
+      appUrl: APP_URL,
+      inviteLinkPath: '/join?invitation={token}',
+      mailRetryBaseMs: 1000
+    })
+    acme = await createTenant(t, 'Acme')
+    globex = await createTenant(t, 'Globex')
+  })
+  afterAll(async () => {
+    await t?.close()
+    await mailbox.stop()
+  })
+
+  const worker = () => t.app.get('mailWorker')
+  const invite = (tenant: Tenant, body: Record<string, unknown>, headers = tenant.key) =>
+    t.http().post(INVITES).set(headers).send({ role: 'member', ...body })
+  const accept = (id: number, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    t.http().patch(`${INVITES}/${id}`).set(headers).send({ status: 'accepted', ...body })
+  const outboxFor = (email: string) => t.db('mail_outbox').where({ recipient: email }).orderBy('id')
+
+  describe('create and e-mail', () => {
+    it('when an owner invites an address, then 201 with a pending invitation, and the e-mail arrives on the SMTP server with the link and token', async () => {
+      const email = uniqueEmail('colleague')
+      const res = await invite(acme, { email: email.toUpperCase(), role: 'admin' })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+      expect(res.body).toEqual({
+        id: expect.any(Number),
+        organization_id: acme.organization.id,
+        email,
+        role: 'admin',
+        status: 'pending',
+        token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        expires_at: expect.stringMatching(ISO_MS),
+        created_by_user_id: acme.user.id,
+        accepted_by_user_id: null,
+        accepted_at: null,
+        created_at: expect.stringMatching(ISO_MS),
+        updated_at: expect.stringMatching(ISO_MS),
+        deleted_at: null
+      })
+      expect(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at)).toBe(24 * 60 * 60 * 1000)
+
+      // Written in the request's transaction; nothing is sent until the worker runs.
+      const [queued] = await outboxFor(email)
+      expect(queued).toMatchObject({ status: 'pending', attempts: 0, kind: 'invitation', organization_id: acme.organization.id })
+      // now() is the transaction's start: equal timestamps mean one transaction wrote both rows.
+      expect(queued.created_at.toISOString()).toBe(res.body.created_at)
+      expect(mailbox.to(email)).toHaveLength(0)
+
+      const report = await worker().deliverDue()
+      expect(report.sent).toBeGreaterThanOrEqual(1)
+      const [mail] = mailbox.to(email)
+      expect(mail.raw).toContain(`${APP_URL}/join?invitation=${res.body.token}`)
+      expect(mail.raw).toContain(acme.organization.name)
+      expect(mail.raw).toMatch(/^From: Acme CRM <crm@acme\.example>/m)
+      const [sent] = await outboxFor(email)
+      expect(sent).toMatchObject({ status: 'sent', attempts: 1, last_error: null })
+      expect(sent.sent_at).toBeInstanceOf(Date)
+
+      const read = await t.http().get(`${INVITES}/${res.body.id}`).set(acme.key)
+      expect(read.status).toBe(200)
+      expect(read.body).toEqual({
+        ...res.body,
+        organization: { id: acme.organization.id, name: acme.organization.name },
+        created_by_user: { id: acme.user.id, email: acme.user.email, first_name: acme.user.first_name, last_name: acme.user.last_name }
+      })
+    })
+
+    it('when the address already belongs to a member, then 400 with a clear message and no invitation or e-mail is written', async () => {
+      const member = await addMember(t, acme, 'member')
+      const res = await invite(acme, { email: member.user.email })
+      expect(res.status).toBe(400)
+      expect(res.body).toMatchObject({ message: 'This e-mail address already belongs to a member of the organization', errors: { email: expect.any(String) } })
+      expect(await t.db('organizations_users_invites').where({ email: member.user.email })).toHaveLength(0)
+      expect(await outboxFor(member.user.email)).toHaveLength(0)
+    })
+
+    it('when the address has a live pending invitation, then 400; once that one has expired, a new invitation is allowed', async () => {
+      const email = uniqueEmail('twice')
+      const first = await invite(acme, { email })
+      expect(first.status).toBe(201)
+      const again = await invite(acme, { email })
+      expect(again.status).toBe(400)
+      expect(again.body.message).toBe('A pending invitation for this e-mail address already exists in this organization')
+      expect(await outboxFor(email)).toHaveLength(1)
+
+      // The same address may have a pending invitation in another organization.
+      expect((await invite(globex, { email })).status).toBe(201)
+
+      await t.db('organizations_users_invites').where({ id: first.body.id }).update({ expires_at: t.db.raw("now() - interval '1 second'") })
+      const renewed = await invite(acme, { email })
+      expect(renewed.status).toBe(201)
+      expect(renewed.body.token).not.toBe(first.body.token)
+      await worker().deliverDue()
+    })
+
+    it('when the body is invalid or carries fields a client may not set, then 400 with errors per field', async () => {
+      const res = await invite(acme, { email: 'not-an-email', role: 'king', status: 'accepted', token: 'x' })
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toMatchObject({ email: expect.any(String), role: expect.any(String), status: 'is not allowed', token: 'is not allowed' })
+      const missing = await t.http().post(INVITES).set(acme.key).send({})
+      expect(missing.body.errors).toMatchObject({ email: 'is required', role: 'is required' })
+    })
+
+    it('when a member (not an admin) invites, then 403; an admin may invite members but not owners; an owner may invite an owner', async () => {
+      const member = await addMember(t, acme, 'member')
+      const asMember = await invite(acme, { email: uniqueEmail(), organization_id: acme.organization.id }, member.bearer)
+      expect(asMember.status).toBe(403)
+      expect(asMember.body.name).toBe('Forbidden')
+      const memberList = await t.http().get(INVITES).set(member.bearer).query({ organization_id: acme.organization.id })
+      expect(memberList.status).toBe(403)
+
+      const admin = await addMember(t, acme, 'admin')
+      const byAdmin = await invite(acme, { email: uniqueEmail(), organization_id: acme.organization.id, role: 'admin' }, admin.bearer)
+      expect(byAdmin.status).toBe(201)
+      const ownerByAdmin = await invite(acme, { email: uniqueEmail(), organization_id: acme.organization.id, role: 'owner' }, admin.bearer)
+      expect(ownerByAdmin.status).toBe(403)
+      const ownerByOwner = await invite(acme, { email: uniqueEmail(), role: 'owner' })
+      expect(ownerByOwner.status).toBe(201)
+      await worker().deliverDue()
+    })
+
+    it('when a request has no credentials, then creating, reading by id and listing without a token are 401', async () => {
+      const created = await invite(acme, { email: uniqueEmail() })
+      expect((await t.http().post(INVITES).send({ organization_id: acme.organization.id, email: uniqueEmail(), role: 'member' })).status).toBe(401)
+      expect((await t.http().get(`${INVITES}/${created.body.id}`)).status).toBe(401)
+      expect((await t.http().get(INVITES).query({ organization_id: acme.organization.id })).status).toBe(401)
+      expect((await t.http().delete(`${INVITES}/${created.body.id}`)).status).toBe(401)
+      await worker().deliverDue()
+    })
+  })
+
+  describe('delivery', () => {
+    it('when the mail server is down, then the invitation still succeeds, the message waits with backoff, and is delivered exactly once when the server is back', async () => {
+      await worker().deliverDue()
+      await mailbox.stop()
+      try {
+        const email = uniqueEmail('later')
+        const res = await invite(acme, { email })
+        expect(res.status).toBe(201)
+
+        const down = await worker().deliverDue()
+        expect(down).toMatchObject({ sent: 0, retrying: 1 })
+        const [waiting] = await outboxFor(email)
+        expect(waiting).toMatchObject({ status: 'pending', attempts: 1, last_error: expect.any(String) })
+        expect(waiting.next_attempt_at.getTime()).toBeGreaterThan(Date.now())
+        expect(waiting.next_attempt_at.getTime() - waiting.updated_at.getTime()).toBe(1000)
+        // Not due yet: a poll inside the backoff window does not try again.
+        expect(await worker().deliverDue()).toMatchObject({ sent: 0, retrying: 0 })
+
+        await sleep(1100)
+        expect(await worker().deliverDue()).toMatchObject({ sent: 0, retrying: 1 })
+        const [twice] = await outboxFor(email)
+        expect(twice.attempts).toBe(2)
+        // Exponential: the second wait is twice the first (1 s, then 2 s).
+        expect(twice.next_attempt_at.getTime() - twice.updated_at.getTime()).toBe(2000)
+
+        await mailbox.start(mailbox.port)
+        await sleep(2100)
+        expect(await worker().deliverDue()).toMatchObject({ sent: 1 })
+        expect(await worker().deliverDue()).toMatchObject({ sent: 0 })
+        expect(mailbox.to(email)).toHaveLength(1)
+        expect(mailbox.to(email)[0].raw).toContain(res.body.token)
+        const [sent] = await outboxFor(email)
+        expect(sent).toMatchObject({ status: 'sent', attempts: 3, last_error: null })
+      } finally {
+        if (!mailbox.port || !(await isListening(mailbox.port))) await mailbox.start(mailbox.port)
+      }
+    })
+
+    it('when a message fails on every attempt, then it is marked failed after the configured attempts and not tried again', async () => {
+      const email = uniqueEmail('bounce')
+      const res = await invite(acme, { email })
+      expect(res.status).toBe(201)
+      const [row] = await outboxFor(email)
+      const deadEnd = new MailWorker({
+        db: t.db, logger: pino({ level: 'silent' }), transport: { send: async () => { throw new Error('550 mailbox unavailable') }, close: () => {} },
+        from: 'x@example.test', pollIntervalMs: 0, maxAttempts: 2, retryBaseMs: 0
+      })
+      await deadEnd.deliverDue()
+      await sleep(5)
+      await deadEnd.deliverDue()
+      const [failed] = await t.db('mail_outbox').where({ id: row.id })
+      expect(failed).toMatchObject({ status: 'failed', attempts: 2, last_error: '550 mailbox unavailable' })
+      expect(await worker().deliverDue()).toMatchObject({ sent: 0 })
+      expect(mailbox.to(email)).toHaveLength(0)
+    })
+
+    it('when several workers drain the outbox at the same time, then every message is sent exactly once', async () => {
+      await worker().deliverDue()
+      const emails = Array.from({ length: 8 }, () => uniqueEmail('crowd'))
+      for (const email of emails) expect((await invite(acme, { email })).status).toBe(201)
+      const others = [1, 2].map(() => new MailWorker({
+        db: t.db, logger: pino({ level: 'silent' }), transport: smtpTransport(`smtp://127.0.0.1:${mailbox.port}`),
+        from: 'x@example.test', pollIntervalMs: 0, maxAttempts: 5, retryBaseMs: 1000
+      }))
+      const reports = await Promise.all([worker().deliverDue(), ...others.map((w) => w.deliverDue())])
+      await Promise.all(others.map((w) => w.stop()))
+      // Other messages in the shared outbox may be delivered too; these eight are counted once each.
+      expect(reports.reduce((sum, r) => sum + r.sent, 0)).toBeGreaterThanOrEqual(8)
+      for (const email of emails) expect(mailbox.to(email), email).toHaveLength(1)
+      const rows = await t.db('mail_outbox').whereIn('recipient', emails)
+      expect(rows.map((r) => [r.status, r.attempts])).toEqual(emails.map(() => ['sent', 1]))
+    })
+
+    it('when no SMTP server is configured, then the message is written to the log and kept in the outbox as logged', async () => {
+      await worker().deliverDue()
+      const email = uniqueEmail('nosmtp')
+      const res = await invite(acme, { email })
+      const lines: string[] = []
+      const sink = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+      const logOnly = new MailWorker({ db: t.db, logger: pino({ level: 'info' }, sink), transport: null, from: 'x@example.test', pollIntervalMs: 0, maxAttempts: 3, retryBaseMs: 1000 })
+      expect(await logOnly.deliverDue()).toMatchObject({ logged: 1, sent: 0 })
+      const entry = JSON.parse(lines.find((line) => line.includes(email))!)
+      expect(entry.to).toBe(email)
+      expect(entry.text).toContain(`${APP_URL}/join?invitation=${res.body.token}`)
+      const [logged] = await outboxFor(email)
+      expect(logged).toMatchObject({ status: 'logged', attempts: 1 })
+      expect(await worker().deliverDue()).toMatchObject({ sent: 0, logged: 0 })
+      expect(mailbox.to(email)).toHaveLength(0)
+    })
+
+    it('when the background loop runs, then a new invitation is delivered without anyone calling the worker', async () => {
+      await worker().deliverDue()
+      const email = uniqueEmail('loop')
+      const looping = new MailWorker({
+        db: t.db, logger: pino({ level: 'silent' }), transport: smtpTransport(`smtp://127.0.0.1:${mailbox.port}`),
+        from: 'x@example.test', pollIntervalMs: 50, maxAttempts: 3, retryBaseMs: 1000
+      })
+      looping.start()
+      try {
+        expect((await invite(acme, { email })).status).toBe(201)
+        for (let i = 0; i < 100 && mailbox.to(email).length === 0; i++) await sleep(50)
+      } finally {
+        await looping.stop()
+      }
+      expect(mailbox.to(email)).toHaveLength(1)
+    })
+  })
+
+  describe('token lookup', () => {
+    it('when the list call carries only the token and no credentials, then it returns that one invitation with its organization and inviter', async () => {
+      const created = await invite(acme, { email: uniqueEmail('lookup') })
+      await invite(acme, { email: uniqueEmail('other') })
+      const res = await t.http().get(INVITES).query({ token: created.body.token })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body).toMatchObject({ total: 1, skip: 0 })
+      expect(res.body.data).toHaveLength(1)
+      expect(res.body.data[0]).toMatchObject({
+        id: created.body.id,
+        status: 'pending',
+        organization: { id: acme.organization.id, name: acme.organization.name },
+        created_by_user: { id: acme.user.id, email: acme.user.email }
+      })
+      const viaBody = await t.http().get(INVITES).send({ query: { token: created.body.token } })
+      expect(viaBody.body.data.map((i: any) => i.id)).toEqual([created.body.id])
+
+      const unknown = await t.http().get(INVITES).query({ token: 'no-such-token' })
+      expect(unknown.status).toBe(200)
+      expect(unknown.body).toMatchObject({ total: 0, data: [] })
+
+      const widened = await t.http().get(INVITES).query({ token: created.body.token, organization_id: acme.organization.id })
+      expect(widened.status).toBe(400)
+      expect(widened.body.message).toBe('Without credentials, the token is the only filter allowed')
+      const paged = await t.http().get(INVITES).send({ query: { token: created.body.token, $limit: 100 } })
+      expect(paged.status).toBe(400)
+      // The token is compared for equality only: an operator cannot turn the lookup into a listing.
+      for (const token of [{ $ne: 'x' }, { $in: [created.body.token] }, { $gt: '' }]) {
+        const probe = await t.http().get(INVITES).send({ query: { token } })
+        expect(probe.status, JSON.stringify(token)).toBe(400)
+        expect(probe.body).not.toHaveProperty('data')
+      }
+      await worker().deliverDue()
+    })
+  })
+
+  describe('accept', () => {
+    it('when a new colleague accepts with the token, then the account, membership and role exist, and the colleague logs in and sees the organization', async () => {
+      const email = uniqueEmail('newbie')
+      const created = await invite(acme, { email, role: 'admin' })
+      await worker().deliverDue()
+      const link = mailbox.to(email)[0].raw.match(/https:\/\/app\.crm\.example\/join\?invitation=([A-Za-z0-9_-]+)/)!
+      const token = decodeURIComponent(link[1])
+      expect(token).toBe(created.body.token)
+
+      const res = await accept(created.body.id, { token, password: 'a long secret', first_name: 'Nia', last_name: 'Newcomer' })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body).toMatchObject({ id: created.body.id, status: 'accepted', accepted_at: expect.stringMatching(ISO_MS), accepted_by_user_id: expect.any(Number) })
+
+      const login = await t.http().post('/authentication').send({ strategy: 'local', email, password: 'a long secret' })
+      expect(login.status).toBe(201)
+      expect(login.body.user).toMatchObject({ id: res.body.accepted_by_user_id, email, first_name: 'Nia', last_name: 'Newcomer' })
+      expect(login.body.user).not.toHaveProperty('password')
+      const bearer = { Authorization: `Bearer ${login.body.accessToken}` }
+      const organizations = await t.http().get('/organizations').set(bearer)
+      expect(organizations.body.data.map((o: any) => o.id)).toEqual([acme.organization.id])
+      const members = await t.http().get('/organizations-users').set(acme.key).query({ organization_id: acme.organization.id, user_id: res.body.accepted_by_user_id })
+      expect(members.body.data).toEqual([expect.objectContaining({ role: 'admin', user: expect.objectContaining({ email }) })])
+
+      const read = await t.http().get(`${INVITES}/${created.body.id}`).set(acme.key)
+      expect(read.body.status).toBe('accepted')
+    })
+
+    it('when the invited e-mail has no account and no password is sent, then 400 with errors.password and nothing changes', async () => {
+      const email = uniqueEmail('nopass')
+      const created = await invite(acme, { email })
+      const res = await accept(created.body.id, { token: created.body.token })
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toHaveProperty('password')
+      const short = await accept(created.body.id, { token: created.body.token, password: 'short' })
+      expect(short.status).toBe(400)
+      expect(short.body.errors).toHaveProperty('password')
+      expect(await t.db('users').where({ email })).toHaveLength(0)
+      expect((await t.http().get(`${INVITES}/${created.body.id}`).set(acme.key)).body.status).toBe('pending')
+      await worker().deliverDue()
+    })
+
+    it('when the invited user already has an account, then the token alone adds the membership; a member invited again gets the new role', async () => {
+      const existing = await signUp(t)
+      const created = await invite(globex, { email: existing.user.email, role: 'member' })
+      const res = await accept(created.body.id, { token: created.body.token })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.accepted_by_user_id).toBe(existing.user.id)
+      const bearer = { Authorization: `Bearer ${existing.token}` }
+      const organizations = await t.http().get('/organizations').set(bearer)
+      expect(organizations.body.data.map((o: any) => o.id)).toEqual([globex.organization.id])
+
+      // With the invitee's own JWT; and a role change if already a member.
+      const promote = await invite(acme, { email: existing.user.email, role: 'admin' })
+      await t.db('organizations_users').insert({ organization_id: acme.organization.id, user_id: existing.user.id, role: 'member' })
+      const promoted = await accept(promote.body.id, { token: promote.body.token }, bearer)
+      expect(promoted.status, JSON.stringify(promoted.body)).toBe(200)
+      const members = await t.http().get('/organizations-users').set(acme.key).query({ organization_id: acme.organization.id, user_id: existing.user.id })
+      expect(members.body.data.map((m: any) => m.role)).toEqual(['admin'])
+      await worker().deliverDue()
+    })
+
+    it('when the token is used a second time, is wrong, or has expired, then 400 with the invalid-token message', async () => {
+      const created = await invite(acme, { email: uniqueEmail('once') })
+      expect((await accept(created.body.id, { token: created.body.token, password: 'a long secret' })).status).toBe(200)
+      const second = await accept(created.body.id, { token: created.body.token, password: 'a long secret' })
+      expect(second.status).toBe(400)
+      expect(second.body).toMatchObject({ name: 'BadRequest', message: INVALID_TOKEN, errors: { token: expect.any(String) } })
+
+      const other = await invite(acme, { email: uniqueEmail('wrong') })
+      const wrong = await accept(other.body.id, { token: created.body.token, password: 'a long secret' })
+      expect(wrong.status).toBe(400)
+      expect(wrong.body.message).toBe(INVALID_TOKEN)
+      expect((await accept(999999, { token: other.body.token, password: 'a long secret' })).status).toBe(400)
+
+      const stale = await invite(acme, { email: uniqueEmail('stale') })
+      await t.db('organizations_users_invites').where({ id: stale.body.id }).update({ expires_at: t.db.raw("now() - interval '1 millisecond'") })
+      const expired = await accept(stale.body.id, { token: stale.body.token, password: 'a long secret' })
+      expect(expired.status).toBe(400)
+      expect(expired.body.message).toBe(INVALID_TOKEN)
+      const read = await t.http().get(`${INVITES}/${stale.body.id}`).set(acme.key)
+      expect(read.body.status).toBe('expired')
+      await worker().deliverDue()
+    })
+
+    it('when INVITE_TTL_SECONDS is short, then the invitation expires by itself and reads as expired', async () => {
+      t.app.set('inviteTtlSeconds', 1)
+      let created
+      try {
+        created = await invite(acme, { email: uniqueEmail('brief') })
+      } finally {
+        t.app.set('inviteTtlSeconds', 86400)
+      }
+      expect(Date.parse(created.body.expires_at) - Date.parse(created.body.created_at)).toBe(1000)
+      await sleep(1100)
+      const res = await accept(created.body.id, { token: created.body.token, password: 'a long secret' })
+      expect(res.status).toBe(400)
+      expect(res.body.message).toBe(INVALID_TOKEN)
+      const lookup = await t.http().get(INVITES).query({ token: created.body.token })
+      expect(lookup.body.data.map((i: any) => i.status)).toEqual(['expired'])
+      await worker().deliverDue()
+    })
+
+    it('when a PATCH tries to change anything but status to accepted, then 400', async () => {
+      const created = await invite(acme, { email: uniqueEmail('fields') })
+      const role = await accept(created.body.id, { token: created.body.token, role: 'owner' })
+      expect(role.status).toBe(400)
+      expect(role.body.errors).toMatchObject({ role: 'is not allowed' })
+      const pending = await t.http().patch(`${INVITES}/${created.body.id}`).send({ status: 'pending', token: created.body.token })
+      expect(pending.status).toBe(400)
+      expect(pending.body.errors).toHaveProperty('status')
+      const noToken = await t.http().patch(`${INVITES}/${created.body.id}`).send({ status: 'accepted' })
+      expect(noToken.body.errors).toMatchObject({ token: 'is required' })
+      await worker().deliverDue()
+    })
+
+    it('when two acceptances of one invitation run at the same time, then exactly one gets 200 and the other 400', async () => {
+      const email = uniqueEmail('race')
+      const created = await invite(acme, { email, role: 'member' })
+      const body = { token: created.body.token, password: 'a long secret' }
+      const results = await Promise.all([accept(created.body.id, body), accept(created.body.id, body), accept(created.body.id, body)])
+      expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400])
+      const users = await t.db('users').where({ email })
+      expect(users).toHaveLength(1)
+      expect(await t.db('organizations_users').where({ organization_id: acme.organization.id, user_id: users[0].id })).toHaveLength(1)
+      await worker().deliverDue()
+    })
+  })
+
+  describe('revoke', () => {
+    it('when an admin revokes a pending invitation, then it is soft-deleted and its token no longer works; an accepted one cannot be revoked', async () => {
+      const created = await invite(acme, { email: uniqueEmail('revoked') })
+      const res = await t.http().delete(`${INVITES}/${created.body.id}`).set(acme.key)
+      expect(res.status).toBe(200)
+      expect(res.body.deleted_at).toMatch(ISO_MS)
+      expect(res.body.updated_at).toBe(res.body.deleted_at)
+      expect((await t.http().get(`${INVITES}/${created.body.id}`).set(acme.key)).status).toBe(404)
+      expect((await t.http().get(INVITES).query({ token: created.body.token })).body.total).toBe(0)
+      expect((await accept(created.body.id, { token: created.body.token, password: 'a long secret' })).status).toBe(400)
+
+      const used = await invite(acme, { email: uniqueEmail('used') })
+      await accept(used.body.id, { token: used.body.token, password: 'a long secret' })
+      const revokeUsed = await t.http().delete(`${INVITES}/${used.body.id}`).set(acme.key)
+      expect(revokeUsed.status).toBe(400)
+      expect(revokeUsed.body.message).toBe('Only a pending invitation can be revoked')
+      await worker().deliverDue()
+    })
+  })
+
+  describe('list', () => {
+    it('when listing with filters, then the envelope holds the matching invitations with organization and inviter, status expired included', async () => {
+      const tenant = await createTenant(t, 'Lister')
+      const emails = [uniqueEmail('a'), uniqueEmail('b'), uniqueEmail('c')]
+      const made = []
+      for (const email of emails) made.push((await invite(tenant, { email })).body)
+      await t.db('organizations_users_invites').where({ id: made[1].id }).update({ expires_at: t.db.raw("now() - interval '1 second'") })
+      await accept(made[2].id, { token: made[2].token, password: 'a long secret' })
+
+      const all = await t.http().get(INVITES).set(tenant.key).send({ query: { $sort: { id: 1 } } })
+      expect(all.status).toBe(200)
+      expect(all.body).toMatchObject({ total: 3, limit: 10, skip: 0 })
+      expect(all.body.data.map((i: any) => i.status)).toEqual(['pending', 'expired', 'accepted'])
+      expect(all.body.data[0]).toMatchObject({
+        organization: { id: tenant.organization.id, name: tenant.organization.name },
+        created_by_user: { id: tenant.user.id, email: tenant.user.email, first_name: tenant.user.first_name, last_name: tenant.user.last_name }
+      })
+      for (const status of ['pending', 'expired', 'accepted']) {
+        const res = await t.http().get(INVITES).set(tenant.key).query({ status })
+        expect(res.body.data.map((i: any) => i.status), status).toEqual([status])
+      }
+      const byEmail = await t.http().get(INVITES).set(tenant.bearer).query({ organization_id: tenant.organization.id, email: emails[0].toUpperCase() })
+      expect(byEmail.body.data.map((i: any) => i.id)).toEqual([made[0].id])
+      const paged = await t.http().get(INVITES).set(tenant.key).send({ query: { $limit: 1, $skip: 1, $sort: { id: -1 } } })
+      expect(paged.body).toMatchObject({ total: 3, limit: 1, skip: 1 })
+      expect(paged.body.data.map((i: any) => i.id)).toEqual([made[1].id])
+      const unknown = await t.http().get(INVITES).set(tenant.key).query({ colour: 'red' })
+      expect(unknown.status).toBe(400)
+      const noOrganization = await t.http().get(INVITES).set(tenant.bearer)
+      expect(noOrganization.status).toBe(400)
+      await worker().deliverDue()
+    })
+
+    it('when a page of invitations is listed, then the number of queries does not grow with the page size', async () => {
+      const tenant = await createTenant(t, 'Counter')
+      const admin = await addMember(t, tenant, 'admin')
+      for (let i = 0; i < 6; i++) {
+        await invite(tenant, { email: uniqueEmail('n'), organization_id: tenant.organization.id }, i % 2 ? admin.bearer : tenant.key)
+      }
+      const small = await countQueries(t.db, () => t.http().get(INVITES).set(tenant.key).query({ $limit: 2 }))
+      const large = await countQueries(t.db, () => t.http().get(INVITES).set(tenant.key).query({ $limit: 6 }))
+      expect(small.result.body.data).toHaveLength(2)
+      expect(large.result.body.data).toHaveLength(6)
+      expect(new Set(large.result.body.data.map((i: any) => i.created_by_user.id)).size).toBe(2)
+      expect(large.count).toBe(small.count)
+      const one = await countQueries(t.db, () => t.http().get(`${INVITES}/${large.result.body.data[0].id}`).set(tenant.key))
+      expect(one.result.body.organization).toMatchObject({ id: tenant.organization.id })
+      expect(one.count).toBeLessThanOrEqual(small.count)
+      await worker().deliverDue()
+    })
+  })
+
+  describe('cross-organization', () => {
+    it("when another organization's admin reads, accepts or revokes an invitation by id, then 404; by organization_id, then 403", async () => {
+      const created = await invite(acme, { email: uniqueEmail('private') })
+      const intruder = await addMember(t, globex, 'admin')
+      for (const headers of [globex.key, globex.bearer, intruder.bearer]) {
+        const read = await t.http().get(`${INVITES}/${created.body.id}`).set(headers)
+        expect(read.status).toBe(404)
+        expect(read.body.message).toBe(`No record found for id '${created.body.id}'`)
+        const accepted = await accept(created.body.id, { token: created.body.token }, headers)
+        expect(accepted.status).toBe(404)
+        expect((await t.http().delete(`${INVITES}/${created.body.id}`).set(headers)).status).toBe(404)
+      }
+      const list = await t.http().get(INVITES).set(globex.key).query({ organization_id: acme.organization.id })
+      expect(list.status).toBe(403)
+      const listJwt = await t.http().get(INVITES).set(globex.bearer).query({ organization_id: acme.organization.id })
+      expect(listJwt.status).toBe(403)
+      const createElsewhere = await invite(globex, { email: uniqueEmail(), organization_id: acme.organization.id })
+      expect(createElsewhere.status).toBe(403)
+      const ownList = await t.http().get(INVITES).set(globex.key).query({ email: created.body.email })
+      expect(ownList.body.total).toBe(0)
+
+      // Untouched: still pending, and no membership for the intruders.
+      const read = await t.http().get(`${INVITES}/${created.body.id}`).set(acme.key)
+      expect(read.body.status).toBe('pending')
+      await worker().deliverDue()
+    })
+
+    it('when a member of the same organization who is not the invitee accepts with their own credentials, then 403 and the invitation stays pending', async () => {
+      const created = await invite(acme, { email: uniqueEmail('someone') })
+      const admin = await addMember(t, acme, 'admin')
+      const res = await accept(created.body.id, { token: created.body.token }, admin.bearer)
+      expect(res.status).toBe(403)
+      expect((await t.http().get(`${INVITES}/${created.body.id}`).set(acme.key)).body.status).toBe('pending')
+      await worker().deliverDue()
+    })
+  })
+})
+
+async function isListening(port: number) {
+  const net = await import('node:net')
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}
