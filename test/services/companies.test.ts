@@ -247,6 +247,14 @@ describe('companies', () => {
       expect(past.body.total).toBe(12)
     })
 
+    it('when a returned created_at is used as a range bound, then the same record matches it exactly', async () => {
+      const one = (await t.http().get('/companies').set(org.key).send({ query: { $limit: 1 } })).body.data[0]
+      const lte = await t.http().get('/companies').set(org.key).send({ query: { created_at: { $lte: one.created_at }, $sort: { created_at: -1 }, $limit: 100 } })
+      expect(lte.body.data.map((c: any) => c.id)).toContain(one.id)
+      const gt = await t.http().get('/companies').set(org.key).send({ query: { created_at: { $gt: one.created_at }, $limit: 100 } })
+      expect(gt.body.data.map((c: any) => c.id)).not.toContain(one.id)
+    })
+
     it('when a partial name match is asked with $ilike, then it matches case-insensitively', async () => {
       const res = await t.http().get('/companies').set(org.key).send({ query: { name: { $ilike: '%pany 1%' } } })
       expect(res.body.total).toBe(3)
