@@ -3,7 +3,7 @@ import type { Application } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
 import { scopeToTenant } from '../../hooks/tenant-scope.js'
 import { verifyReferences } from '../../hooks/references.js'
-import { resolveRowsOfData } from '../../hooks/resolve-rows.js'
+import { resolveRecords } from '../../hooks/resolve-records.js'
 import { storeCustomFieldValues } from '../custom-fields/custom-field-values.js'
 import { CompanyService, getOptions } from './companies.class.js'
 import {
@@ -33,13 +33,7 @@ export const company = (app: Application) => {
   } as any)
   app.service(companyPath).hooks({
     around: {
-      all: [authenticated],
-      find: [schemaHooks.resolveExternal(companyExternalResolver), schemaHooks.resolveResult(companyResolver)],
-      get: [schemaHooks.resolveExternal(companyExternalResolver), schemaHooks.resolveResult(companyResolver)],
-      create: [schemaHooks.resolveExternal(companyExternalResolver), schemaHooks.resolveResult(companyResolver)],
-      patch: [schemaHooks.resolveExternal(companyExternalResolver), schemaHooks.resolveResult(companyResolver)],
-      remove: [schemaHooks.resolveExternal(companyExternalResolver), schemaHooks.resolveResult(companyResolver)],
-      search: [resolveRowsOfData(companyResolver, companyExternalResolver)]
+      all: [authenticated, resolveRecords(companyResolver, companyExternalResolver)]
     },
     before: {
       all: [schemaHooks.validateQuery(companyQueryValidator), scopeToTenant()],

@@ -4,7 +4,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
 import { loadBefore, scopeToTenant } from '../../hooks/tenant-scope.js'
 import { verifyReferences } from '../../hooks/references.js'
-import { resolveRowsOfData } from '../../hooks/resolve-rows.js'
+import { resolveRecords } from '../../hooks/resolve-records.js'
 import { storeCustomFieldValues } from '../custom-fields/custom-field-values.js'
 import { ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
@@ -50,8 +50,6 @@ const dropJoinFlag = async (context: HookContext) => {
   return context
 }
 
-const resolvers = [schemaHooks.resolveExternal(contactExternalResolver), schemaHooks.resolveResult(contactResolver)]
-
 export const contact = (app: Application) => {
   app.use(contactPath, new ContactService(getOptions(app)), {
     methods: contactMethods,
@@ -66,13 +64,7 @@ export const contact = (app: Application) => {
   } as any)
   app.service(contactPath).hooks({
     around: {
-      all: [authenticated],
-      find: resolvers,
-      get: resolvers,
-      create: resolvers,
-      patch: resolvers,
-      remove: resolvers,
-      search: [resolveRowsOfData(contactResolver, contactExternalResolver)]
+      all: [authenticated, resolveRecords(contactResolver, contactExternalResolver)]
     },
     before: {
       all: [schemaHooks.validateQuery(contactQueryValidator), scopeToTenant()],

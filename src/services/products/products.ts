@@ -2,7 +2,7 @@ import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
 import { scopeToTenant } from '../../hooks/tenant-scope.js'
-import { resolveRowsOfData } from '../../hooks/resolve-rows.js'
+import { resolveRecords } from '../../hooks/resolve-records.js'
 import { checkAmounts } from '../deals/money.js'
 import { ProductService, getOptions } from './products.class.js'
 import {
@@ -29,13 +29,7 @@ export const product = (app: Application) => {
   } as any)
   app.service(productPath).hooks({
     around: {
-      all: [authenticated],
-      find: [schemaHooks.resolveResult(productResolver)],
-      get: [schemaHooks.resolveResult(productResolver)],
-      create: [schemaHooks.resolveResult(productResolver)],
-      patch: [schemaHooks.resolveResult(productResolver)],
-      remove: [schemaHooks.resolveResult(productResolver)],
-      search: [resolveRowsOfData(productResolver)]
+      all: [authenticated, resolveRecords(productResolver)]
     },
     before: {
       all: [schemaHooks.validateQuery(productQueryValidator), scopeToTenant()],
