@@ -215,7 +215,8 @@ async function main() {
       findings = await explainScenarios(benchUrl, probes, log)
     }
 
-    const report = buildReport(rows, fixtures, peakRssMb, limiterOffRssMb, findings)
+    const postgres = (await db.raw('SHOW server_version')).rows[0].server_version as string
+    const report = buildReport(rows, fixtures, peakRssMb, limiterOffRssMb, postgres, findings)
     process.stdout.write(report.markdown + '\n')
     fs.writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(report.json, null, 2) + '\n')
     log(`Written to ${RESULTS}/latest.json`)
@@ -388,7 +389,9 @@ function load(server: Server, scenario: Scenario, fixtures: Fixtures, seconds: n
   })
 }
 
-function buildReport(rows: Row[], fixtures: Fixtures, peakRssMb: number | undefined, limiterOffRssMb: number | undefined, findings?: ExplainFinding[]) {
+function buildReport(
+  rows: Row[], fixtures: Fixtures, peakRssMb: number | undefined, limiterOffRssMb: number | undefined, postgres: string, findings?: ExplainFinding[]
+) {
   const byId = new Map(rows.map((row) => [row.id, row]))
   const ratio = ratioOf(byId.get('1'), byId.get('1b'))
   const limiterCost = ratioOf(byId.get('L-on'), byId.get('L-off'))
@@ -430,7 +433,7 @@ function buildReport(rows: Row[], fixtures: Fixtures, peakRssMb: number | undefi
 
   const json = {
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 2 ** 20), node: process.version },
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, postgres },
     scale, durationS: duration, warmupS: warmup, connections, rateLimiterStore: LIMITER_STORE,
     seed: fixtures.seed,
     scenarios: rows,
