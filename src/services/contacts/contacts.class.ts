@@ -34,8 +34,6 @@ export function normalizePhone(phone: string | null | undefined, countryCode: st
   return digits || null
 }
 
-/** The SQL expression the name index is built on (migration 20261121000300): keep them identical. */
-const NAME_EXPRESSION = `search_fold(first_name || ' ' || coalesce(last_name, ''))`
 
 export class ContactService extends RecordService<Contact, ContactData, ContactParams, ContactPatch> {
   async find(params: ContactParams = {}): Promise<any> {
@@ -64,7 +62,8 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
     const term = data.searchTerm.trim().replace(/\s+/g, ' ')
     let order: string[]
     if (data.searchIn === 'name') {
-      query.whereRaw(`${NAME_EXPRESSION} LIKE search_fold(?)`, [containsPattern(term)])
+      // search_name is the stored, folded "first last" (migration 20261121000310), indexed by trigram.
+      query.whereRaw('search_name LIKE search_fold(?)', [containsPattern(term)])
       order = ['first_name', 'last_name']
     } else if (data.searchIn === 'email') {
       query.whereRaw('lower(email) LIKE ?', [containsPattern(term)])
@@ -74,11 +73,18 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       query.where('phone_country_code', data.phone_country_code!).where('phone_normalized', 'like', containsPattern(digits))
       order = ['phone_normalized']
     }
-    const [rows, count] = await Promise.all([
-      query.clone().select('*').orderBy([...order.map((column) => ({ column })), { column: 'id' }]).limit(limit).offset(skip),
-      query.clone().count({ total: '*' })
-    ])
-    return { total: Number(count[0]?.total ?? 0), limit, skip, data: rows as Contact[] }
+    // The page is sorted over every match anyway, so the exact total comes from the same pass
+    // (a window count) instead of a second statement that would visit every match again.
+    const rows: Record<string, any>[] = await query.clone()
+      .select('*', this.knex.raw('count(*) OVER () AS search_total'))
+      .orderBy([...order.map((column) => ({ column })), { column: 'id' }])
+      .limit(limit)
+      .offset(skip)
+    const total = rows.length > 0
+      ? Number(rows[0].search_total)
+      : skip > 0 ? Number((await query.clone().count({ total: '*' }))[0]?.total ?? 0) : 0
+    for (const row of rows) delete row.search_total
+    return { total, limit, skip, data: rows as Contact[] }
   }
 }
 

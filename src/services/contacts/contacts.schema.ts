@@ -43,7 +43,8 @@ export const contactResolver = resolve<Contact, HookContext>({
 })
 export const contactExternalResolver = resolve<Contact, HookContext>({
   custom_fields: async () => undefined,
-  phone_normalized: async () => undefined
+  phone_normalized: async () => undefined,
+  search_name: async () => undefined
 } as any)
 
 const writable = {
