@@ -31,6 +31,8 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(configuration(configurationValidator))
   for (const [key, value] of Object.entries(overrides)) app.set(key as any, value as any)
   loadSecret(app)
+  // Koa then reads ctx.ip from X-Forwarded-For: only safe when a proxy sets that header.
+  app.proxy = app.get('trustProxy')
 
   const logger = createLogger(app.get('logLevel'))
   app.set('logger', logger)

@@ -6,6 +6,8 @@ export const configurationSchema = Type.Intersect([
   defaultAppConfiguration,
   Type.Object({
     host: Type.String(),
+    /** Behind a load balancer: take the client address from X-Forwarded-For (per-address limits). */
+    trustProxy: Type.Boolean(),
     port: Type.Number(),
     public: Type.String(),
     publicUrl: Type.String(),

@@ -95,4 +95,18 @@ describe('failed logins per client address', () => {
     expect(refused.body).toMatchObject({ name: 'TooManyRequests', message: 'Rate limit exceeded', data: { limit: 10, current: 10, window: 900 } })
     expect(refused.headers['retry-after']).toBe(String(refused.body.data.retryAfter))
   })
+
+  it('when the service trusts its proxy, then each forwarded client address has its own budget', async () => {
+    const proxied = await startApp({ redisUrl: '', loginRateLimitPoints: 100, loginRateLimitIpPoints: 2, loginRateLimitWindowS: 900, trustProxy: true })
+    try {
+      const from = (address: string) =>
+        proxied.http().post('/authentication').set('X-Forwarded-For', address).send({ strategy: 'local', email: uniqueEmail('guess'), password: 'password123' })
+      expect((await from('203.0.113.1')).status).toBe(401)
+      expect((await from('203.0.113.1')).status).toBe(401)
+      expect((await from('203.0.113.1')).status).toBe(429)
+      expect((await from('203.0.113.2')).status).toBe(401)
+    } finally {
+      await proxied.close()
+    }
+  })
 })
