@@ -9,6 +9,7 @@ import { NotAuthenticated } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Application, Caller, Role } from './declarations.js'
 import { throttleFailedLogins } from './rate-limit/login-throttle.js'
+import { KeyInvalidation } from './key-invalidation.js'
 
 declare module './declarations.js' {
   interface ServiceTypes {
@@ -45,16 +46,28 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
   /** Bumped by every forget, so a lookup that raced with a change is not remembered. */
   private generation = 0
 
-  /** Any change to a key, a membership, a user or an organization forgets every verified key. */
+  invalidation?: KeyInvalidation
+
+  /**
+   * Any change to a key, a membership, a user or an organization forgets every verified key,
+   * here and (through Redis, when configured) on every other instance.
+   */
   async setup() {
+    const invalidation = (this.invalidation = new KeyInvalidation(this.app as Application))
     const forget = () => {
       this.generation++
       this.verified.clear()
     }
     for (const path of KEY_INVALIDATING_SERVICES) {
       const service = (this.app as Application).service(path)
-      for (const event of ['patched', 'updated', 'removed']) service.on(event, forget)
+      for (const event of ['patched', 'updated', 'removed']) {
+        service.on(event, () => {
+          forget()
+          invalidation.announce()
+        })
+      }
     }
+    await invalidation.start(forget)
   }
 
   async parse(req: IncomingMessage) {
@@ -137,8 +150,17 @@ export const authentication = (app: Application) => {
   const auth = new AuthenticationService(app)
   auth.register('jwt', new MembershipJwtStrategy())
   auth.register('local', new LocalStrategy())
-  auth.register('api-key', new ApiKeyStrategy())
+  const apiKeys = new ApiKeyStrategy()
+  auth.register('api-key', apiKeys)
   app.use('authentication', auth, { koa: { before: [throttleFailedLogins(app)] } })
+  app.hooks({
+    teardown: [
+      async (_context: unknown, next: () => Promise<void>) => {
+        await apiKeys.invalidation?.stop()
+        await next()
+      }
+    ]
+  })
 }
 
 export const loadSecret = (app: Application) => {
