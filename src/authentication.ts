@@ -67,7 +67,7 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
         })
       }
     }
-    await invalidation.start(forget)
+    invalidation.start(forget)
   }
 
   async parse(req: IncomingMessage) {

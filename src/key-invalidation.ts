@@ -21,8 +21,12 @@ export class KeyInvalidation {
     return `${this.app.get('rateLimitPrefix')}api-keys:forget`
   }
 
-  /** Subscribes; `forget` runs whenever another instance announces a change. */
-  async start(forget: () => void) {
+  /**
+   * Subscribes in the background (a Redis that hangs must never hold up start-up; ioredis
+   * subscribes again after every reconnect); `forget` runs whenever another instance announces
+   * a change.
+   */
+  start(forget: () => void) {
     const url = this.app.get('redisUrl')
     if (!url) return
     const options = {
@@ -38,10 +42,8 @@ export class KeyInvalidation {
     this.subscriber.on('message', (_channel: string, from: string) => {
       if (from !== this.instance) forget()
     })
-    await Promise.all([
-      this.publisher.connect().catch(() => undefined),
-      this.subscriber.connect().then(() => this.subscriber!.subscribe(this.channel)).catch(() => undefined)
-    ])
+    this.publisher.connect().catch(() => undefined)
+    this.subscriber.connect().then(() => this.subscriber!.subscribe(this.channel)).catch(() => undefined)
   }
 
   /** Tells the other instances; a Redis outage only delays them to the cache lifetime. */
