@@ -75,3 +75,14 @@ export const envelope = (item: TSchema) =>
     skip: Type.Integer(),
     data: Type.Array(item)
   })
+
+/** The body of a `search` custom method: a term of at least 2 characters, the organization, a page size. */
+export const termSearch = ($id: string) =>
+  Type.Object(
+    {
+      searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
+      organization_id: Type.Optional(RecordId),
+      $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
+    },
+    { $id, additionalProperties: false }
+  )

@@ -3,6 +3,7 @@ import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import { NotFound, MethodNotAllowed } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
+import { containsPattern } from './like.js'
 
 export interface RecordServiceOptions extends KnexAdapterOptions {
   /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
@@ -128,6 +129,28 @@ export class RecordService<
       : await write.delete().returning('*')
     if (rows.length !== 1) throw new NotFound(`No record found for id '${id}'`)
     return rows[0] as Result
+  }
+
+  /**
+   * The `search` custom method of catalogue-like resources: a case-insensitive partial match of
+   * the term on any of the columns (each served by a trigram index on lower(column)), live rows of
+   * one organization, ordered by `orderBy` then id.
+   */
+  async searchColumns(
+    search: { searchTerm: string; organization_id?: number; $limit?: number },
+    columns: string[],
+    orderBy = 'name'
+  ): Promise<{ data: Result[] }> {
+    const pattern = containsPattern(search.searchTerm)
+    const rows = await this.knex(this.table)
+      .where('organization_id', search.organization_id!)
+      .whereNull('deleted_at')
+      .where((q) => {
+        for (const column of columns) q.orWhereRaw('lower(??) LIKE ?', [column, pattern])
+      })
+      .orderBy([{ column: orderBy }, { column: 'id' }])
+      .limit(search.$limit ?? 10)
+    return { data: rows as Result[] }
   }
 
   /** A write statement restricted to the live rows matching params.query (and id). */

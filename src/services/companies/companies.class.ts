@@ -3,7 +3,6 @@ import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
 import { attachRelations, USER_SUMMARY } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
-import { containsPattern } from '../like.js'
 import type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch } from './companies.schema.js'
 
 export type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch }
@@ -23,15 +22,8 @@ export class CompanyService extends RecordService<Company, CompanyData, CompanyP
   }
 
   /** Partial, case-insensitive match on name or website, served by the trigram index. */
-  async search(data: CompanySearch, params: CompanyParams = {}) {
-    const pattern = containsPattern(data.searchTerm)
-    const rows = await this.knex('companies')
-      .where('organization_id', data.organization_id!)
-      .whereNull('deleted_at')
-      .where((q) => q.whereRaw('lower(name) LIKE ?', [pattern]).orWhereRaw('lower(website) LIKE ?', [pattern]))
-      .orderBy([{ column: 'name' }, { column: 'id' }])
-      .limit(data.$limit ?? 10)
-    return { data: rows as Company[] }
+  async search(data: CompanySearch) {
+    return this.searchColumns(data, ['name', 'website'])
   }
 }
 

@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps, termSearch } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
 const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
@@ -74,16 +74,8 @@ export const companyQuerySchema = Type.Object(
 export type CompanyQuery = Static<typeof companyQuerySchema>
 export const companyQueryValidator = getValidator(companyQuerySchema, queryValidator)
 
-export const companySearchSchema = Type.Object(
-  {
-    searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
-    organization_id: Type.Optional(RecordId),
-    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
-  },
-  { $id: 'CompanySearch', additionalProperties: false }
-)
+export const companySearchSchema = termSearch('CompanySearch')
 export type CompanySearch = Static<typeof companySearchSchema>
 export const companySearchValidator = getValidator(companySearchSchema, dataValidator)
 
 export const companySearchResultSchema = Type.Object({ data: Type.Array(companySchema) }, { $id: 'CompanySearchResult' })
-export { Timestamp }

@@ -17,15 +17,8 @@ export class ProductService extends RecordService<Product, ProductData, ProductP
   }
 
   /** Partial, case-insensitive match on name or SKU, served by the trigram index. */
-  async search(data: ProductSearch, _params: ProductParams = {}) {
-    const pattern = containsPattern(data.searchTerm)
-    const rows = await this.knex('products')
-      .where('organization_id', data.organization_id!)
-      .whereNull('deleted_at')
-      .where((q) => q.whereRaw('lower(name) LIKE ?', [pattern]).orWhereRaw('lower(sku) LIKE ?', [pattern]))
-      .orderBy([{ column: 'name' }, { column: 'id' }])
-      .limit(data.$limit ?? 10)
-    return { data: rows as Product[] }
+  async search(data: ProductSearch) {
+    return this.searchColumns(data, ['name', 'sku'])
   }
 }
 

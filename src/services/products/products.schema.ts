@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps, termSearch } from '../../schemas.js'
 import { CurrencyCode } from '../deals/money.js'
 
 export const productSchema = Type.Object(
@@ -60,14 +60,7 @@ export const productQuerySchema = Type.Object(
 export type ProductQuery = Static<typeof productQuerySchema>
 export const productQueryValidator = getValidator(productQuerySchema, queryValidator)
 
-export const productSearchSchema = Type.Object(
-  {
-    searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
-    organization_id: Type.Optional(RecordId),
-    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
-  },
-  { $id: 'ProductSearch', additionalProperties: false }
-)
+export const productSearchSchema = termSearch('ProductSearch')
 export type ProductSearch = Static<typeof productSearchSchema>
 export const productSearchValidator = getValidator(productSearchSchema, dataValidator)
 
