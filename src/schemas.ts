@@ -20,9 +20,32 @@ export const softDeleteTimestamps = {
 
 export const DecimalString = Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', description: 'exact decimal' })
 
+/** A calendar date without a time zone, e.g. a deal's expected close date or an activity's day. */
+export const CalendarDate = Type.String({ format: 'date', description: 'YYYY-MM-DD' })
+
+const CLOCK = '([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?'
+
+/** A wall-clock time of day, HH:MM or HH:MM:SS from 00:00 to 23:59:59; returned as HH:MM:SS. */
+export const TimeOfDay = Type.String({ pattern: `^${CLOCK}$`, description: 'wall-clock time HH:MM[:SS]' })
+
+/** The end of a span of a day: a time of day, or 24:00 for the end of the day. */
+export const EndTimeOfDay = Type.String({ pattern: `^(${CLOCK}|24:00(:00)?)$`, description: 'wall-clock time HH:MM[:SS]; 24:00 is the end of the day' })
+
+/** An IANA time zone name; null means "the organization's". Checked by checkTimeZone. */
+export const TimeZoneField = Nullable(Type.String({ minLength: 1, maxLength: 64, description: "IANA time zone name, e.g. Europe/Madrid; null: the organization's" }))
+
+/** A user as related records show them (creator, owner, assignee). */
+export const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
+
+/** The most values an $in or $nin list may carry: longer lists are a 400, not a giant statement. */
+export const MAX_IN_LIST = 500
+
 const comparison = (def: TSchema) =>
   Type.Object(
-    { $gt: def, $gte: def, $lt: def, $lte: def, $ne: def, $in: Type.Array(def), $nin: Type.Array(def) },
+    {
+      $gt: def, $gte: def, $lt: def, $lte: def, $ne: def,
+      $in: Type.Array(def, { maxItems: MAX_IN_LIST }), $nin: Type.Array(def, { maxItems: MAX_IN_LIST })
+    },
     { additionalProperties: false, minProperties: 1 }
   )
 
@@ -76,13 +99,16 @@ export const envelope = (item: TSchema) =>
     data: Type.Array(item)
   })
 
-/** The body of a `search` custom method: a term of at least 2 characters, the organization, a page size. */
-export const termSearch = ($id: string) =>
-  Type.Object(
-    {
-      searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
-      organization_id: Type.Optional(RecordId),
-      $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
-    },
-    { $id, additionalProperties: false }
-  )
+/** The fields every `search` custom method takes: a term of at least 2 characters, the organization, a page. */
+export const searchFields = {
+  searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
+  organization_id: Type.Optional(RecordId),
+  $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  $skip: Type.Optional(Type.Integer({ minimum: 0 }))
+}
+
+/** The body of a plain term `search` (partial match on the resource's searchable columns). */
+export const termSearch = ($id: string) => Type.Object(searchFields, { $id, additionalProperties: false })
+
+/** The answer of every `search` custom method: the list envelope, so a search pages like a list. */
+export const searchResult = ($id: string, item: TSchema) => Type.Object({ ...envelope(item).properties }, { $id })

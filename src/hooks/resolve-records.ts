@@ -2,18 +2,21 @@ import type { Resolver } from '@feathersjs/schema'
 import type { HookContext, NextFunction } from '../declarations.js'
 
 /**
- * Resolves whatever a method answers with the resource's result resolvers, in order: one record,
- * a list, or anything with a `data` array (a find page, a search answer). Feathers' own
- * resolveResult treats {data: [...]} as a page only for find, so resources with custom methods
- * use this single around hook for all their methods instead of one resolver list per method.
+ * The one way results are resolved: whatever a method answers (one record, a list, or anything
+ * with a `data` array: a find page, a search answer) goes through the resource's result
+ * resolvers in order, and, for external calls only, through its external resolver, which hides
+ * storage columns. Feathers' own resolveResult treats {data: [...]} as a page only for find;
+ * this hook treats every method alike.
  */
 export const resolveRecords =
-  (...resolvers: Resolver<any, HookContext>[]) =>
+  (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) =>
   async (context: HookContext, next: NextFunction) => {
     await next()
+    const chain = context.params.provider && external ? [...resolvers, external] : resolvers
+    if (chain.length === 0) return
     const resolve = async (record: Record<string, any>) => {
       let resolved = record
-      for (const resolver of resolvers) resolved = await resolver.resolve(resolved, context, { original: record } as any)
+      for (const resolver of chain) resolved = await resolver.resolve(resolved, context, { original: record } as any)
       return resolved
     }
     const result = context.result as any

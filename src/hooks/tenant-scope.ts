@@ -59,12 +59,8 @@ export const scopeToTenant = (options: TenantScopeOptions = {}) => async (contex
   const roles = rolesFor(options, method)
   const query = (params.query ??= {})
 
-  if (ID_METHODS.has(method) || (method === 'patch' && context.id === null)) {
-    if (query.organization_id !== undefined) {
-      resolveOrganization(caller, query.organization_id)
-    }
-    const allowed = accessibleOrganizations(caller)
-    params.query = { ...query, organization_id: { $in: allowed } }
+  if (ID_METHODS.has(method)) {
+    params.query = { ...query, organization_id: organizationsOfIdCall(caller, query.organization_id, roles, context.id) }
     if (context.id !== null && context.id !== undefined && roles) {
       await guardRoleOnRecord(context, caller, roles)
     }
@@ -80,6 +76,21 @@ export const scopeToTenant = (options: TenantScopeOptions = {}) => async (contex
   if (Array.isArray(data)) throw new BadRequest('Send one record at a time')
   data.organization_id = resolveOrganization(caller, data.organization_id, roles)
   return context
+}
+
+/**
+ * The organizations a call by id may touch. A named organization_id pins the call to that one
+ * organization (a record elsewhere is then simply not found); otherwise every organization of
+ * the caller. A call on many records at once (a multi patch) needs the method's role in each
+ * organization it touches: a named organization without it is a 403, and unnamed ones are
+ * narrowed to those where the caller has it.
+ */
+function organizationsOfIdCall(caller: Caller, requested: unknown, roles: Role[] | undefined, id: unknown) {
+  const many = id === null || id === undefined
+  if (requested !== undefined) return resolveOrganization(caller, requested, many ? roles : undefined)
+  const allowed = accessibleOrganizations(caller, many ? roles : undefined)
+  if (allowed.length === 0) throw new Forbidden(FORBIDDEN_MESSAGE)
+  return { $in: allowed }
 }
 
 /** Loads the record (404 outside the caller's organizations) and checks the caller's role in its organization. */

@@ -1,15 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
-import { Type } from '@feathersjs/typebox'
 import type { HookContext } from '../declarations.js'
-import { Nullable } from '../schemas.js'
 
-/** An IANA time zone name; null means "the organization's". Checked by checkTimeZone. */
-export const TimeZoneField = Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name, e.g. Europe/Madrid; null: the organization\'s' }))
-
-/** A wall-clock time of day, HH:MM or HH:MM:SS (24:00 allowed as an end); returned as HH:MM:SS. */
-export const TimeOfDay = Type.String({ pattern: '^(([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?|24:00(:00)?)$', description: 'wall-clock time HH:MM[:SS] in the resource\'s time zone' })
-
-export const CalendarDate = Type.String({ format: 'date', description: 'YYYY-MM-DD' })
+export { CalendarDate, EndTimeOfDay, TimeOfDay, TimeZoneField } from '../schemas.js'
 
 export const isTimeZone = (name: string) => {
   try {

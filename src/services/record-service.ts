@@ -1,13 +1,35 @@
 import { KnexService } from '@feathersjs/knex'
 import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
-import { NotFound, MethodNotAllowed } from '@feathersjs/errors'
+import { BadRequest, NotFound, MethodNotAllowed } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import { containsPattern } from './like.js'
 
+/** Rows of another table that live and die with a record: deleting the record soft-deletes them. */
+export interface SoftDeleteCascade {
+  table: string
+  /** The column of `table` that holds the record's id. */
+  column: string
+}
+
 export interface RecordServiceOptions extends KnexAdapterOptions {
   /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
   softDelete?: boolean
+  /** Deleting a record soft-deletes these dependants at the same instant, in the same transaction. */
+  softDeleteCascade?: SoftDeleteCascade[]
+  /**
+   * The columns a query may filter on (set by the resource factory from the query schemas).
+   * Any other key is refused with a 400 before it becomes SQL.
+   */
+  filterable?: ReadonlySet<string>
+}
+
+/** A page of search matches in the spec's list envelope. */
+export interface SearchPage<T> {
+  total: number
+  limit: number
+  skip: number
+  data: T[]
 }
 
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
@@ -43,9 +65,17 @@ export class RecordService<
   knexify(knexQuery: Knex.QueryBuilder, query: Record<string, any> = {}, parentKey?: string): Knex.QueryBuilder {
     const qualified: Record<string, any> = {}
     for (const [key, value] of Object.entries(query)) {
+      if (!key.startsWith('$')) this.assertFilterable(key)
       qualified[key.startsWith('$') ? key : qualify(this.table, key)] = value
     }
     return super.knexify(knexQuery, qualified, parentKey)
+  }
+
+  /** A query key that is not a declared column never reaches SQL (it would be a 500 there). */
+  private assertFilterable(key: string) {
+    const { filterable } = this.options
+    if (!filterable || key.includes('.') || filterable.has(key)) return
+    throw new BadRequest('Validation failed', { errors: { [key]: 'is not a field you can filter on' } })
   }
 
   /** The scoped, live rows of this table matching params.query, before paging. */
@@ -120,15 +150,30 @@ export class RecordService<
     return rows as Result[]
   }
 
-  /** Soft delete: deleted_at and updated_at set to the same instant, the record returned. */
+  /**
+   * Soft delete: deleted_at and updated_at set to the same instant, the record returned. The
+   * declared dependants (softDeleteCascade) are soft-deleted at that instant in the same transaction.
+   */
   async _remove(id: NullableId, params: ServiceParams = {} as ServiceParams): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Can not remove multiple entries')
+    const cascade = this.softDelete ? this.options.softDeleteCascade ?? [] : []
+    if (cascade.length > 0 && !params.transaction?.trx) {
+      return this.knex.transaction((trx) => this._remove(id, { ...params, transaction: { trx } }))
+    }
     const write = this.scopedWrite(id, params)
     const rows = this.softDelete
       ? await write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')
       : await write.delete().returning('*')
     if (rows.length !== 1) throw new NotFound(`No record found for id '${id}'`)
-    return rows[0] as Result
+    const record = rows[0]
+    const db = params.transaction?.trx ?? this.knex
+    for (const { table, column } of cascade) {
+      await db(table)
+        .where({ organization_id: record.organization_id, [column]: record.id })
+        .whereNull('deleted_at')
+        .update({ deleted_at: record.deleted_at, updated_at: record.deleted_at })
+    }
+    return record as Result
   }
 
   /**
@@ -137,20 +182,39 @@ export class RecordService<
    * one organization, ordered by `orderBy` then id.
    */
   async searchColumns(
-    search: { searchTerm: string; organization_id?: number; $limit?: number },
+    search: { searchTerm: string; organization_id?: number; $limit?: number; $skip?: number },
     columns: string[],
     orderBy = 'name'
-  ): Promise<{ data: Result[] }> {
+  ): Promise<SearchPage<Result>> {
     const pattern = containsPattern(search.searchTerm)
-    const rows = await this.knex(this.table)
+    const matches = this.knex(this.table)
       .where('organization_id', search.organization_id!)
       .whereNull('deleted_at')
       .where((q) => {
         for (const column of columns) q.orWhereRaw('lower(??) LIKE ?', [column, pattern])
       })
-      .orderBy([{ column: orderBy }, { column: 'id' }])
-      .limit(search.$limit ?? 10)
-    return { data: rows as Result[] }
+    return this.searchPage(matches, [orderBy], search)
+  }
+
+  /**
+   * The answer of every `search` custom method: one page of the matching live rows in the list
+   * envelope, ordered by `order` then id. The page is sorted over every match anyway, so the
+   * exact total comes from the same pass (a window count) instead of a second statement that
+   * would visit every match again; only a page past the end needs a separate count.
+   */
+  async searchPage(matches: Knex.QueryBuilder, order: string[], page: { $limit?: number; $skip?: number }): Promise<SearchPage<Result>> {
+    const limit = page.$limit ?? 10
+    const skip = page.$skip ?? 0
+    const rows: Record<string, any>[] = await matches.clone()
+      .select(`${this.table}.*`, this.knex.raw('count(*) OVER () AS search_total'))
+      .orderBy([...order.map((column) => ({ column })), { column: 'id' }])
+      .limit(limit)
+      .offset(skip)
+    const total = rows.length > 0
+      ? Number(rows[0].search_total)
+      : skip > 0 ? Number((await matches.clone().count({ total: '*' }))[0]?.total ?? 0) : 0
+    for (const row of rows) delete row.search_total
+    return { total, limit, skip, data: rows as Result[] }
   }
 
   /** A write statement restricted to the live rows matching params.query (and id). */

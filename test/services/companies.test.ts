@@ -321,9 +321,9 @@ describe('companies', () => {
       expect(res.body.data.map((c: any) => c.name)).toEqual(['Cyberdyne Systems'])
     })
 
-    it('when nothing matches, then data is empty', async () => {
+    it('when nothing matches, then the envelope is empty', async () => {
       const res = await search({ searchTerm: 'zzz' })
-      expect(res.body).toEqual({ data: [] })
+      expect(res.body).toEqual({ total: 0, limit: 10, skip: 0, data: [] })
     })
 
     it('when the term carries LIKE wildcards, then they match literally', async () => {

@@ -109,16 +109,24 @@ describe('products', () => {
       expect(names(res)).toEqual(['Red widget'])
     })
 
-    it('when searching by part of a name or SKU, then {data} holds the matches', async () => {
+    it('when searching by part of a name or SKU, then the list envelope holds the matches', async () => {
       const byName = await search({ searchTerm: 'widget' }, org)
       expect(byName.status, JSON.stringify(byName.body)).toBe(200)
-      expect(Object.keys(byName.body)).toEqual(['data'])
+      expect(byName.body).toMatchObject({ total: 2, limit: 10, skip: 0 })
       expect(byName.body.data.map((p: any) => p.name)).toEqual(['Blue Widget', 'Red widget'])
       const bySku = await search({ searchTerm: 'gz_' }, org)
       expect(bySku.body.data.map((p: any) => p.sku)).toEqual(['GZ_1'])
       expect(bySku.body.data[0]).toMatchObject({ price: '100.00', active: true })
       const limited = await search({ searchTerm: 'w-', $limit: 1 }, org)
       expect(limited.body.data).toHaveLength(1)
+    })
+
+    it('when a search pages with $skip, then the next page comes with the same exact total', async () => {
+      const second = await search({ searchTerm: 'widget', $limit: 1, $skip: 1 }, org)
+      expect(second.body).toMatchObject({ total: 2, limit: 1, skip: 1 })
+      expect(second.body.data.map((p: any) => p.name)).toEqual(['Red widget'])
+      const past = await search({ searchTerm: 'widget', $skip: 5 }, org)
+      expect(past.body).toEqual({ total: 2, limit: 10, skip: 5, data: [] })
     })
 
     it('when the search term is shorter than 2 characters or missing, then 400 with errors.searchTerm', async () => {

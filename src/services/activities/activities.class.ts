@@ -1,9 +1,8 @@
-import type { Id, NullableId } from '@feathersjs/feathers'
+import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import type { Logger } from 'pino'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
-import { attachRelations } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
 import { containsPattern } from '../like.js'
 import { httpGeocoder } from './geocoder.js'
@@ -31,7 +30,7 @@ const user = (from: string, as: string, columns: string[]): JoinSpec =>
   ({ from, as, table: 'users', columns, computed: { full_name: FULL_NAME }, tenant: false })
 
 /** fastJoinForActivityList: the short forms, one query per relation for the whole page. */
-const LIST_JOINS: JoinSpec[] = [
+export const LIST_JOINS: JoinSpec[] = [
   user('created_by_user_id', 'created_by_user', ['id', 'full_name']),
   user('assigned_to_user_id', 'assigned_to_user', ['id', 'full_name']),
   { from: 'deal_id', as: 'deal', table: 'deals', columns: ['id', 'name'] },
@@ -40,7 +39,7 @@ const LIST_JOINS: JoinSpec[] = [
 ]
 
 /** GET /activities/:id: the richer single-record forms. */
-const SINGLE_JOINS: JoinSpec[] = [
+export const SINGLE_JOINS: JoinSpec[] = [
   user('created_by_user_id', 'created_by_user', ['id', 'full_name', 'email']),
   user('assigned_to_user_id', 'assigned_to_user', ['id', 'full_name', 'email']),
   { from: 'deal_id', as: 'deal', table: 'deals', columns: ['id', 'name', 'stage'], computed: { stage: DEAL_STAGE } },
@@ -53,24 +52,14 @@ export class ActivityService extends RecordService<Activity, ActivityData, Activ
   private readonly geocoding = new Set<Promise<void>>()
 
   async find(params: ActivityParams = {}): Promise<any> {
-    const { fastJoinForActivityList, subject, ...query } = (params.query ?? {}) as Record<string, any>
-    const page = subject === undefined
-      ? await super.find({ ...params, query })
-      : await super.find({ ...params, query, knex: this.subjectContains(subject, { ...params, query }) })
-    if (fastJoinForActivityList) await attachRelations(this.knex, page.data, LIST_JOINS)
-    return page
+    const { subject, ...query } = (params.query ?? {}) as Record<string, any>
+    if (subject === undefined) return super.find({ ...params, query })
+    return super.find({ ...params, query, knex: this.subjectContains(subject, { ...params, query }) })
   }
 
   /** The subject filter: a case-insensitive partial match served by the trigram index. */
   private subjectContains(subject: string, params: ActivityParams) {
     return this.createQuery(params).whereRaw('lower(activities.subject) LIKE ?', [containsPattern(subject)])
-  }
-
-  /** A single read always carries the related users, deal (with its stage), contact and company. */
-  async get(id: Id, params: ActivityParams = {}): Promise<Activity> {
-    const activity = await super.get(id, params)
-    await attachRelations(this.knex, [activity], SINGLE_JOINS)
-    return activity
   }
 
   /** PATCH /activities/:id changes one activity; PATCH /activities (no id) is the bulk completion. */

@@ -3,15 +3,11 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, filterOn, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { CalendarDate, Nullable, RecordId, TimeOfDay, filterOn, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
 
-/** A calendar day that exists: 2026-02-30 is refused. */
-export const CalendarDate = Type.String({ format: 'date', description: 'YYYY-MM-DD' })
-/** HH:MM:SS; HH:MM is accepted on input and stored with :00. */
-export const TimeOfDay = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$', description: 'HH:MM:SS (HH:MM accepted)' })
 
 export const geoPointSchema = Type.Object(
   {
@@ -140,10 +136,3 @@ export const activityQuerySchema = Type.Object(
 )
 export type ActivityQuery = Static<typeof activityQuerySchema>
 export const activityQueryValidator = getValidator(activityQuerySchema, queryValidator)
-
-/** Calls by id and the bulk completion take no filters, only the organization. */
-export const activityIdQuerySchema = Type.Object(
-  { organization_id: Type.Optional(RecordId) },
-  { $id: 'ActivityIdQuery', additionalProperties: false }
-)
-export const activityIdQueryValidator = getValidator(activityIdQuerySchema, queryValidator)

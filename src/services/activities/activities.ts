@@ -1,14 +1,13 @@
 import { BadRequest } from '@feathersjs/errors'
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { loadBefore, scopeToTenant, targetOrganization } from '../../hooks/tenant-scope.js'
-import { verifyReferences } from '../../hooks/references.js'
+import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { secondsOf } from '../../reservations/fields.js'
+import { tenantResource } from '../tenant-resource.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
-import { ActivityService, getOptions } from './activities.class.js'
+import { ActivityService, LIST_JOINS, SINGLE_JOINS, getOptions } from './activities.class.js'
 import {
   activityCompletionResultSchema, activityCompletionSchema, activityCompletionValidator, activityDataResolver,
-  activityDataSchema, activityDataValidator, activityIdQueryValidator, activityPatchResolver, activityPatchSchema, activityPatchValidator,
+  activityDataSchema, activityDataValidator, activityPatchResolver, activityPatchSchema, activityPatchValidator,
   activityQuerySchema, activityQueryValidator, activitySchema
 } from './activities.schema.js'
 import { activityMethods, activityPath } from './activities.shared.js'
@@ -18,13 +17,6 @@ export * from './activities.schema.js'
 
 type ActivityContext = HookContext<ActivityService>
 type Hook = (context: ActivityContext) => Promise<void | ActivityContext>
-
-const references = verifyReferences({
-  assigned_to_user_id: { table: 'member' },
-  deal_id: { table: 'deals' },
-  contact_id: { table: 'contacts' },
-  company_id: { table: 'companies' }
-})
 
 /**
  * activity_type must be a built-in type or a live custom type of the organization (matched
@@ -65,7 +57,8 @@ const checkSchedule: Hook = async (context) => {
     throw new BadRequest('Validation failed', { errors: { end_date: 'must not be before start_date' } })
   }
   const sameDay = !start_date || !end_date || start_date === end_date
-  if (sameDay && start_time && end_time && end_time < start_time) {
+  // Compared as times: a stored 09:00:00 and a sent 09:00 are the same instant of the day.
+  if (sameDay && start_time && end_time && secondsOf(end_time) < secondsOf(start_time)) {
     throw new BadRequest('Validation failed', { errors: { end_time: 'must not be before start_time' } })
   }
 }
@@ -92,61 +85,37 @@ const geocodeAfterWrite: Hook = async (context) => {
   if (context.method === 'create' || 'location' in data) context.service.geocodeLater(activity)
 }
 
-/** Lists take filters; calls by id and the bulk completion take only organization_id. */
-const validateQuery: Hook = async (context) => {
-  const validator = context.method === 'find' ? activityQueryValidator : activityIdQueryValidator
-  await schemaHooks.validateQuery(validator)(context as any)
-}
-
-/** PATCH /activities without an id takes {ids, done} and nothing else. */
-const validateCompletion = schemaHooks.validateData(activityCompletionValidator) as Hook
-
 /** The rules a written activity obeys, after its body is validated and resolved. */
-const activityRules: Hook[] = [references as Hook, resolveActivityType, checkSchedule, prepareLocation]
+const activityRules: Hook[] = [resolveActivityType, checkSchedule, prepareLocation]
 
-const patchOne: Hook[] = [
-  schemaHooks.validateData(activityPatchValidator) as Hook,
-  schemaHooks.resolveData(activityPatchResolver) as Hook,
-  ...activityRules
-]
 
-/** One activity by id, or the bulk completion when the id is null. */
-const beforePatch = async (context: ActivityContext) => {
-  for (const hook of context.id === null ? [validateCompletion] : patchOne) await hook(context)
-  return context
-}
-
-export const activity = (app: Application) => {
-  app.use(activityPath, new ActivityService(getOptions(app)), {
+export const activity = (app: Application) =>
+  tenantResource(app, {
+    path: activityPath,
+    service: new ActivityService(getOptions(app)),
     methods: activityMethods,
-    events: [],
-    docs: {
-      description: 'Activities (calls, meetings, tasks, deadlines, e-mails, lunches and custom types) of an organization.',
-      schemas: {
-        result: activitySchema, data: activityDataSchema, patch: activityPatchSchema, query: activityQuerySchema,
-        multiPatch: {
-          data: activityCompletionSchema,
-          result: activityCompletionResultSchema,
-          description: 'Sets done on many activities in one statement; ids outside your organization or deleted are left out of the answer.'
-        }
+    description: 'Activities (calls, meetings, tasks, deadlines, e-mails, lunches and custom types) of an organization.',
+    schemas: { result: activitySchema, data: activityDataSchema, patch: activityPatchSchema, query: activityQuerySchema },
+    validators: { query: activityQueryValidator, data: activityDataValidator, patch: activityPatchValidator },
+    resolvers: { data: activityDataResolver, patch: activityPatchResolver },
+    references: {
+      assigned_to_user_id: { table: 'member' },
+      deal_id: { table: 'deals' },
+      contact_id: { table: 'contacts' },
+      company_id: { table: 'companies' }
+    },
+    joins: { flag: 'fastJoinForActivityList', list: LIST_JOINS, record: SINGLE_JOINS },
+    rules: { create: activityRules, patch: activityRules },
+    after: { create: [geocodeAfterWrite], patch: [geocodeAfterWrite] },
+    multiPatch: {
+      data: activityCompletionValidator,
+      docs: {
+        data: activityCompletionSchema,
+        result: activityCompletionResultSchema,
+        description: 'Sets done on many activities in one statement; ids outside your organization or deleted are left out of the answer.'
       }
     }
-  } as any)
-  app.service(activityPath).hooks({
-    around: {
-      all: [authenticated]
-    },
-    before: {
-      all: [validateQuery, scopeToTenant()],
-      create: [schemaHooks.validateData(activityDataValidator), schemaHooks.resolveData(activityDataResolver), ...activityRules],
-      patch: [beforePatch]
-    },
-    after: {
-      create: [geocodeAfterWrite],
-      patch: [geocodeAfterWrite]
-    }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

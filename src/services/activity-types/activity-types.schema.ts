@@ -53,10 +53,3 @@ export const activityTypeQuerySchema = Type.Object(
 )
 export type ActivityTypeQuery = Static<typeof activityTypeQuerySchema>
 export const activityTypeQueryValidator = getValidator(activityTypeQuerySchema, queryValidator)
-
-/** Calls by id take no filters, only the organization. */
-export const activityTypeIdQuerySchema = Type.Object(
-  { organization_id: Type.Optional(RecordId) },
-  { $id: 'ActivityTypeIdQuery', additionalProperties: false }
-)
-export const activityTypeIdQueryValidator = getValidator(activityTypeIdQuerySchema, queryValidator)

@@ -1,12 +1,10 @@
 import { BadRequest } from '@feathersjs/errors'
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { scopeToTenant } from '../../hooks/tenant-scope.js'
+import { tenantResource } from '../tenant-resource.js'
 import { ActivityTypeService, getOptions } from './activity-types.class.js'
 import {
   BUILT_IN_ACTIVITY_TYPES, activityTypeDataSchema, activityTypeDataValidator, activityTypePatchSchema,
-  activityTypeIdQueryValidator, activityTypePatchValidator, activityTypeQuerySchema, activityTypeQueryValidator, activityTypeSchema
+  activityTypePatchValidator, activityTypeQuerySchema, activityTypeQueryValidator, activityTypeSchema
 } from './activity-types.schema.js'
 import { activityTypeMethods, activityTypePath } from './activity-types.shared.js'
 
@@ -27,35 +25,16 @@ const normalizeName = async (context: HookContext<ActivityTypeService>) => {
   return context
 }
 
-/** Lists take filters; calls by id take only organization_id. */
-const validateQuery = async (context: HookContext<ActivityTypeService>) => {
-  const validator = context.method === 'find' ? activityTypeQueryValidator : activityTypeIdQueryValidator
-  return schemaHooks.validateQuery(validator)(context as any)
-}
-
-export const activityType = (app: Application) => {
-  app.use(activityTypePath, new ActivityTypeService(getOptions(app)), {
+export const activityType = (app: Application) =>
+  tenantResource(app, {
+    path: activityTypePath,
+    service: new ActivityTypeService(getOptions(app)),
     methods: activityTypeMethods,
-    events: [],
-    docs: {
-      description: 'Custom activity types of an organization, next to the built-in call, meeting, task, deadline, email and lunch.',
-      schemas: {
-        result: activityTypeSchema, data: activityTypeDataSchema, patch: activityTypePatchSchema,
-        query: activityTypeQuerySchema
-      }
-    }
-  } as any)
-  app.service(activityTypePath).hooks({
-    around: {
-      all: [authenticated]
-    },
-    before: {
-      all: [validateQuery, scopeToTenant()],
-      create: [schemaHooks.validateData(activityTypeDataValidator), normalizeName],
-      patch: [schemaHooks.validateData(activityTypePatchValidator), normalizeName]
-    }
+    description: 'Custom activity types of an organization, next to the built-in call, meeting, task, deadline, email and lunch.',
+    schemas: { result: activityTypeSchema, data: activityTypeDataSchema, patch: activityTypePatchSchema, query: activityTypeQuerySchema },
+    validators: { query: activityTypeQueryValidator, data: activityTypeDataValidator, patch: activityTypePatchValidator },
+    rules: { create: [normalizeName], patch: [normalizeName] }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

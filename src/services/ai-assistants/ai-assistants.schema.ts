@@ -29,7 +29,6 @@ export const aiAssistantSchema = Type.Object(
   { $id: 'AiAssistant', additionalProperties: false }
 )
 export type AiAssistant = Static<typeof aiAssistantSchema>
-export const aiAssistantResolver = resolve<AiAssistant, HookContext>({})
 
 const p = aiAssistantSchema.properties
 const changeable = { name: p.name, instructions: Type.Optional(p.instructions), internal_tools: Type.Optional(p.internal_tools) }

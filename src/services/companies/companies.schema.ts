@@ -3,10 +3,9 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps, termSearch } from '../../schemas.js'
+import { Nullable, RecordId, UserSummary, listQuery, softDeleteTimestamps, searchResult, termSearch } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
-const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
 
 export const companySchema = Type.Object(
@@ -78,4 +77,4 @@ export const companySearchSchema = termSearch('CompanySearch')
 export type CompanySearch = Static<typeof companySearchSchema>
 export const companySearchValidator = getValidator(companySearchSchema, dataValidator)
 
-export const companySearchResultSchema = Type.Object({ data: Type.Array(companySchema) }, { $id: 'CompanySearchResult' })
+export const companySearchResultSchema = searchResult('CompanySearchResult', companySchema)

@@ -1,8 +1,7 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
-import type { Id } from '@feathersjs/feathers'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
-import { attachRelations, USER_SUMMARY } from '../joins.js'
+import { USER_SUMMARY } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
 import { containsPattern } from '../like.js'
 import type { Contact, ContactData, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
@@ -11,7 +10,7 @@ export type { Contact, ContactData, ContactPatch, ContactQuery, ContactSearch }
 export type ContactParams = KnexAdapterParams<ContactQuery>
 
 // A deleted company joins as null: its contacts stay, pointing at a company no longer shown.
-const COMPANY_AND_OWNER: JoinSpec[] = [
+export const COMPANY_AND_OWNER: JoinSpec[] = [
   { from: 'company_id', as: 'company', table: 'companies', columns: ['id', 'name'] },
   { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: USER_SUMMARY, tenant: false }
 ]
@@ -36,28 +35,12 @@ export function normalizePhone(phone: string | null | undefined, countryCode: st
 
 
 export class ContactService extends RecordService<Contact, ContactData, ContactParams, ContactPatch> {
-  async find(params: ContactParams = {}): Promise<any> {
-    const { fastJoinForContactList, ...query } = (params.query ?? {}) as Record<string, any>
-    const page = await super._find({ ...params, query })
-    if (fastJoinForContactList) await attachRelations(this.knex, page.data, COMPANY_AND_OWNER)
-    return page
-  }
-
-  async get(id: Id, params: ContactParams = {}): Promise<Contact> {
-    const { fastJoinForContactList, ...query } = (params.query ?? {}) as Record<string, any>
-    const contact = await super._get(id, { ...params, query })
-    if (fastJoinForContactList) await attachRelations(this.knex, [contact], COMPANY_AND_OWNER)
-    return contact
-  }
-
   /**
    * name: case- and accent-insensitive partial match on "first last" (so on either name too);
    * email: case-insensitive partial match; phone: digits partial match within a country code.
    * Each mode's condition is the expression of a trigram GIN index led by organization_id.
    */
   async search(data: ContactSearch, params: ContactParams = {}) {
-    const limit = data.$limit ?? 10
-    const skip = data.$skip ?? 0
     const query = this.knex('contacts').where('organization_id', data.organization_id!).whereNull('deleted_at')
     const term = data.searchTerm.trim().replace(/\s+/g, ' ')
     let order: string[]
@@ -73,18 +56,7 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       query.where('phone_country_code', data.phone_country_code!).where('phone_normalized', 'like', containsPattern(digits))
       order = ['phone_normalized']
     }
-    // The page is sorted over every match anyway, so the exact total comes from the same pass
-    // (a window count) instead of a second statement that would visit every match again.
-    const rows: Record<string, any>[] = await query.clone()
-      .select('*', this.knex.raw('count(*) OVER () AS search_total'))
-      .orderBy([...order.map((column) => ({ column })), { column: 'id' }])
-      .limit(limit)
-      .offset(skip)
-    const total = rows.length > 0
-      ? Number(rows[0].search_total)
-      : skip > 0 ? Number((await query.clone().count({ total: '*' }))[0]?.total ?? 0) : 0
-    for (const row of rows) delete row.search_total
-    return { total, limit, skip, data: rows as Contact[] }
+    return this.searchPage(query, order, data)
   }
 }
 

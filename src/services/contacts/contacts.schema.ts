@@ -3,10 +3,9 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, envelope, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
-const UserSummary = Type.Object({ id: RecordId, first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) })
 const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
 
@@ -97,17 +96,14 @@ export const contactQueryValidator = getValidator(contactQuerySchema, queryValid
 
 export const contactSearchSchema = Type.Object(
   {
-    searchTerm: Type.String({ minLength: 2, maxLength: 200 }),
-    organization_id: Type.Optional(RecordId),
+    ...searchFields,
     searchIn: Type.Unsafe<(typeof SEARCH_MODES)[number]>({ type: 'string', enum: [...SEARCH_MODES] }),
     phone_country_code: Type.Optional(contactSchema.properties.phone_country_code),
-    phone_country_iso: Type.Optional(contactSchema.properties.phone_country_iso),
-    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    $skip: Type.Optional(Type.Integer({ minimum: 0 }))
+    phone_country_iso: Type.Optional(contactSchema.properties.phone_country_iso)
   },
   { $id: 'ContactSearch', additionalProperties: false }
 )
 export type ContactSearch = Static<typeof contactSearchSchema>
 export const contactSearchValidator = getValidator(contactSearchSchema, dataValidator)
 
-export const contactSearchResultSchema = Type.Object({ ...envelope(contactSchema).properties }, { $id: 'ContactSearchResult' })
+export const contactSearchResultSchema = searchResult('ContactSearchResult', contactSchema)

@@ -1,12 +1,8 @@
 import { BadRequest } from '@feathersjs/errors'
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { loadBefore, scopeToTenant } from '../../hooks/tenant-scope.js'
-import { verifyReferences } from '../../hooks/references.js'
-import { resolveRecords } from '../../hooks/resolve-records.js'
-import { storeCustomFieldValues } from '../custom-fields/custom-field-values.js'
-import { ContactService, getOptions, normalizePhone } from './contacts.class.js'
+import { loadBefore } from '../../hooks/tenant-scope.js'
+import { tenantResource } from '../tenant-resource.js'
+import { COMPANY_AND_OWNER, ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
 import {
   contactDataResolver, contactDataSchema, contactDataValidator, contactExternalResolver, contactPatchResolver,
@@ -17,9 +13,6 @@ import { contactMethods, contactPath } from './contacts.shared.js'
 
 export * from './contacts.class.js'
 export * from './contacts.schema.js'
-
-const references = verifyReferences({ company_id: { table: 'companies' }, owned_by_user_id: { table: 'member' } })
-const customFieldValues = storeCustomFieldValues('contact', 'name')
 
 /** Keeps phone_normalized (what phone search compares) in step with phone and its country code. */
 const storeNormalizedPhone = async (context: HookContext) => {
@@ -44,43 +37,27 @@ const checkPhoneSearch = async (context: HookContext) => {
   return context
 }
 
-/** The join flag only shapes reads; a write's query must not carry it into the UPDATE. */
-const dropJoinFlag = async (context: HookContext) => {
-  if (context.params.query) delete context.params.query.fastJoinForContactList
-  return context
-}
-
-export const contact = (app: Application) => {
-  app.use(contactPath, new ContactService(getOptions(app)), {
+export const contact = (app: Application) =>
+  tenantResource(app, {
+    path: contactPath,
+    service: new ContactService(getOptions(app)),
     methods: contactMethods,
-    events: [],
-    docs: {
-      description: 'Contacts (people) of an organization, with name, e-mail and phone search.',
-      schemas: {
-        result: contactSchema, data: contactDataSchema, patch: contactPatchSchema, query: contactQuerySchema,
-        search: { data: contactSearchSchema, result: contactSearchResultSchema }
+    description: 'Contacts (people) of an organization, with name, e-mail and phone search.',
+    schemas: { result: contactSchema, data: contactDataSchema, patch: contactPatchSchema, query: contactQuerySchema },
+    validators: { query: contactQueryValidator, data: contactDataValidator, patch: contactPatchValidator },
+    resolvers: { result: [contactResolver], external: contactExternalResolver, data: contactDataResolver, patch: contactPatchResolver },
+    references: { company_id: { table: 'companies' }, owned_by_user_id: { table: 'member' } },
+    customFields: { entity: 'contact', by: 'name' },
+    joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
+    rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
+    custom: {
+      search: {
+        data: contactSearchValidator,
+        docs: { data: contactSearchSchema, result: contactSearchResultSchema, description: 'Contacts by name, e-mail or phone (searchIn), in the list envelope.' },
+        before: [checkPhoneSearch]
       }
     }
-  } as any)
-  app.service(contactPath).hooks({
-    around: {
-      all: [authenticated, resolveRecords(contactResolver, contactExternalResolver)]
-    },
-    before: {
-      all: [schemaHooks.validateQuery(contactQueryValidator), scopeToTenant()],
-      create: [
-        schemaHooks.validateData(contactDataValidator), references, customFieldValues, storeNormalizedPhone,
-        schemaHooks.resolveData(contactDataResolver)
-      ],
-      patch: [
-        schemaHooks.validateData(contactPatchValidator), references, customFieldValues, storeNormalizedPhone,
-        schemaHooks.resolveData(contactPatchResolver), dropJoinFlag
-      ],
-      remove: [dropJoinFlag],
-      search: [schemaHooks.validateData(contactSearchValidator), checkPhoneSearch]
-    }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

@@ -1,8 +1,7 @@
 import { BadRequest, Conflict } from '@feathersjs/errors'
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { loadBefore, scopeToTenant } from '../../hooks/tenant-scope.js'
+import { loadBefore } from '../../hooks/tenant-scope.js'
+import { tenantResource } from '../tenant-resource.js'
 import { CustomFieldService, getOptions } from './custom-fields.class.js'
 import {
   SELECT_TYPES, customFieldDataResolver, customFieldDataSchema, customFieldDataValidator,
@@ -53,28 +52,17 @@ const checkDefinition = async (context: HookContext) => {
   return context
 }
 
-export const customField = (app: Application) => {
-  app.use(customFieldPath, new CustomFieldService(getOptions(app)), {
+export const customField = (app: Application) =>
+  tenantResource(app, {
+    path: customFieldPath,
+    service: new CustomFieldService(getOptions(app)),
     methods: customFieldMethods,
-    events: [],
-    docs: {
-      description: 'Custom field definitions of companies, contacts, deals and reservations ($limit at most 50).',
-      schemas: {
-        result: customFieldSchema, data: customFieldDataSchema, patch: customFieldPatchSchema, query: customFieldQuerySchema
-      }
-    }
-  } as any)
-  app.service(customFieldPath).hooks({
-    around: {
-      all: [authenticated]
-    },
-    before: {
-      all: [schemaHooks.validateQuery(customFieldQueryValidator), scopeToTenant()],
-      create: [schemaHooks.validateData(customFieldDataValidator), checkDefinition, schemaHooks.resolveData(customFieldDataResolver)],
-      patch: [schemaHooks.validateData(customFieldPatchValidator), checkDefinition, schemaHooks.resolveData(customFieldPatchResolver)]
-    }
+    description: 'Custom field definitions of companies, contacts, deals and reservations ($limit at most 50).',
+    schemas: { result: customFieldSchema, data: customFieldDataSchema, patch: customFieldPatchSchema, query: customFieldQuerySchema },
+    validators: { query: customFieldQueryValidator, data: customFieldDataValidator, patch: customFieldPatchValidator },
+    resolvers: { data: customFieldDataResolver, patch: customFieldPatchResolver },
+    rules: { create: [checkDefinition], patch: [checkDefinition] }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

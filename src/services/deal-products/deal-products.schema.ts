@@ -1,7 +1,5 @@
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
@@ -38,7 +36,6 @@ export const EMBEDDED_DEAL_PRODUCT_COLUMNS = [
 ] as const
 export const embeddedDealProductSchema = Type.Pick(dealProductSchema, [...EMBEDDED_DEAL_PRODUCT_COLUMNS], { $id: undefined, additionalProperties: false })
 
-export const dealProductResolver = resolve<DealProduct, HookContext>({})
 
 const Percentage = Type.Number({ minimum: 0, maximum: 100, description: 'at most 2 decimal places' })
 

@@ -1,9 +1,7 @@
-import type { Id, NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
-import { attachRelations } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
 import { EMBEDDED_DEAL_PRODUCT_COLUMNS } from '../deal-products/deal-products.schema.js'
 import type { Deal, DealData, DealPatch, DealQuery } from './deals.schema.js'
@@ -25,9 +23,12 @@ const CONTACT: JoinSpec = {
 const OWNER: JoinSpec = { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: ['id', 'first_name', 'last_name', 'email'], tenant: false }
 
 /** fastJoinForDealsList: company, contact, pipelineStage and owner. */
-const LIST_JOINS = [COMPANY, CONTACT, PIPELINE_STAGE, OWNER]
-/** GET /deals/:id: the list joins and the pipeline (dealProducts come separately). */
-const RECORD_JOINS = [PIPELINE, PIPELINE_STAGE, COMPANY, CONTACT, OWNER]
+export const LIST_JOINS = [COMPANY, CONTACT, PIPELINE_STAGE, OWNER]
+/**
+ * GET /deals/:id: the list joins, the pipeline and the deal products: at most seven queries,
+ * however many deal products.
+ */
+export const RECORD_JOINS = [PIPELINE, PIPELINE_STAGE, COMPANY, CONTACT, OWNER, attachDealProducts]
 
 /** The live deal products of some deals in their embedded form, one query for all of them. */
 async function attachDealProducts(db: Knex, deals: Record<string, any>[]) {
@@ -45,42 +46,11 @@ async function attachDealProducts(db: Knex, deals: Record<string, any>[]) {
   return deals
 }
 
-const withoutFlag = <P extends DealParams>(params: P): [boolean, P] => {
-  const { fastJoinForDealsList, ...query } = (params.query ?? {}) as Record<string, any>
-  return [Boolean(fastJoinForDealsList), { ...params, query }]
-}
-
-export class DealService extends RecordService<Deal, DealData, DealParams, DealPatch> {
-  async find(params: DealParams = {}): Promise<any> {
-    const [joined, rest] = withoutFlag(params)
-    const page = await super._find(rest)
-    if (joined) await attachRelations(this.knex, page.data, LIST_JOINS)
-    return page
-  }
-
-  /** The deal with its pipeline, stage, company, contact, owner and deal products: at most seven queries, however many deal products. */
-  async get(id: Id, params: DealParams = {}): Promise<any> {
-    const [, rest] = withoutFlag(params)
-    const deal = await super._get(id, rest)
-    await Promise.all([attachRelations(this.knex, [deal], RECORD_JOINS), attachDealProducts(this.knex, [deal])])
-    return deal
-  }
-
-  /** Soft-deletes the deal and its deal products at the same instant. */
-  async _remove(id: NullableId, params: DealParams = {}): Promise<any> {
-    return this.knex.transaction(async (trx) => {
-      const deal = await super._remove(id, { ...params, transaction: { trx } } as DealParams)
-      await trx('deal_products')
-        .where({ organization_id: deal.organization_id, deal_id: deal.id })
-        .whereNull('deleted_at')
-        .update({ deleted_at: deal.deleted_at, updated_at: deal.deleted_at })
-      return deal
-    })
-  }
-}
+export class DealService extends RecordService<Deal, DealData, DealParams, DealPatch> {}
 
 export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
-  name: 'deals'
+  name: 'deals',
+  softDeleteCascade: [{ table: 'deal_products', column: 'deal_id' }]
 })

@@ -3,15 +3,13 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { CalendarDate, DecimalString, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 import { embeddedDealProductSchema } from '../deal-products/deal-products.schema.js'
 import { CurrencyCode } from './money.js'
 
 export const DEAL_STATUSES = ['open', 'won', 'lost'] as const
 export type DealStatus = (typeof DEAL_STATUSES)[number]
-
-const CalendarDate = Type.String({ format: 'date', description: 'YYYY-MM-DD' })
 
 // The joined shapes, exactly the fields of the spec's Deal table.
 const PipelineSummary = Type.Object({ id: RecordId, name: Type.String() })

@@ -1,12 +1,9 @@
 import { BadRequest } from '@feathersjs/errors'
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { loadBefore, scopeToTenant, targetOrganization } from '../../hooks/tenant-scope.js'
-import { verifyReferences } from '../../hooks/references.js'
-import { storeCustomFieldValues } from '../custom-fields/custom-field-values.js'
+import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from './money.js'
-import { DealService, getOptions } from './deals.class.js'
+import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
 import {
   dealAmountRules, dealDataResolver, dealDataSchema, dealDataValidator, dealExternalResolver, dealPatchResolver,
   dealPatchSchema, dealPatchValidator, dealQuerySchema, dealQueryValidator, dealResolver, dealSchema
@@ -15,13 +12,6 @@ import { dealMethods, dealPath } from './deals.shared.js'
 
 export * from './deals.class.js'
 export * from './deals.schema.js'
-
-const references = verifyReferences({
-  pipeline_id: { table: 'pipelines', where: { type: 'deal' }, label: 'deal pipeline' },
-  contact_id: { table: 'contacts' },
-  company_id: { table: 'companies' },
-  owned_by_user_id: { table: 'member' }
-})
 
 /** The deal's stage (sent or stored) must be a live stage of its pipeline (sent or stored). */
 const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
@@ -61,44 +51,28 @@ const stampOutcomeDates = async (context: HookContext<DealService>) => {
   return context
 }
 
-const resolveOutput = [schemaHooks.resolveExternal(dealExternalResolver), schemaHooks.resolveResult(dealResolver)]
-
-export const deal = (app: Application) => {
-  app.use(dealPath, new DealService(getOptions(app)), {
+export const deal = (app: Application) =>
+  tenantResource(app, {
+    path: dealPath,
+    service: new DealService(getOptions(app)),
     methods: dealMethods,
-    events: [],
-    docs: {
-      description: 'Deals of an organization, on a pipeline stage, with status moves (won_date, lost_date) and joined reads.',
-      schemas: { result: dealSchema, data: dealDataSchema, patch: dealPatchSchema, query: dealQuerySchema }
-    }
-  } as any)
-  app.service(dealPath).hooks({
-    around: {
-      all: [authenticated, ...resolveOutput]
+    description: 'Deals of an organization, on a pipeline stage, with status moves (won_date, lost_date) and joined reads.',
+    schemas: { result: dealSchema, data: dealDataSchema, patch: dealPatchSchema, query: dealQuerySchema },
+    validators: { query: dealQueryValidator, data: dealDataValidator, patch: dealPatchValidator },
+    resolvers: { result: [dealResolver], external: dealExternalResolver, data: dealDataResolver, patch: dealPatchResolver },
+    references: {
+      pipeline_id: { table: 'pipelines', where: { type: 'deal' }, label: 'deal pipeline' },
+      contact_id: { table: 'contacts' },
+      company_id: { table: 'companies' },
+      owned_by_user_id: { table: 'member' }
     },
-    before: {
-      all: [schemaHooks.validateQuery(dealQueryValidator), scopeToTenant()],
-      create: [
-        schemaHooks.validateData(dealDataValidator),
-        checkAmounts(dealAmountRules),
-        references,
-        verifyStageOfPipeline,
-        stampOutcomeDates,
-        storeCustomFieldValues('deal', 'name'),
-        schemaHooks.resolveData(dealDataResolver)
-      ],
-      patch: [
-        schemaHooks.validateData(dealPatchValidator),
-        checkAmounts(dealAmountRules),
-        references,
-        verifyStageOfPipeline,
-        stampOutcomeDates,
-        storeCustomFieldValues('deal', 'name'),
-        schemaHooks.resolveData(dealPatchResolver)
-      ]
+    customFields: { entity: 'deal', by: 'name' },
+    joins: { flag: 'fastJoinForDealsList', list: LIST_JOINS, record: RECORD_JOINS },
+    rules: {
+      create: [checkAmounts(dealAmountRules), verifyStageOfPipeline, stampOutcomeDates],
+      patch: [checkAmounts(dealAmountRules), verifyStageOfPipeline, stampOutcomeDates]
     }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

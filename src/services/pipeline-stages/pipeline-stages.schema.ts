@@ -1,7 +1,5 @@
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
@@ -19,7 +17,6 @@ export const pipelineStageSchema = Type.Object(
 )
 export type PipelineStage = Static<typeof pipelineStageSchema>
 
-export const pipelineStageResolver = resolve<PipelineStage, HookContext>({})
 
 const changeable = {
   name: pipelineStageSchema.properties.name,

@@ -52,17 +52,12 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
     })
   }
 
-  /** Soft-deletes the pipeline and its stages at the same instant, unless deals still use it. */
+  /** Soft-deletes the pipeline and (softDeleteCascade) its stages at the same instant, unless deals still use it. */
   async _remove(id: NullableId, params: PipelineParams = {}): Promise<any> {
     return this.knex.transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
       if (id !== null) await refuseWhileDealsUse(trx, await this._get(id, scoped), 'pipeline_id', 'pipeline')
-      const pipeline = await super._remove(id, scoped)
-      await trx('pipeline_stages')
-        .where({ organization_id: pipeline.organization_id, pipeline_id: pipeline.id })
-        .whereNull('deleted_at')
-        .update({ deleted_at: pipeline.deleted_at, updated_at: pipeline.deleted_at })
-      return pipeline
+      return super._remove(id, scoped)
     })
   }
 }
@@ -70,5 +65,6 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
 export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
-  name: 'pipelines'
+  name: 'pipelines',
+  softDeleteCascade: [{ table: 'pipeline_stages', column: 'pipeline_id' }]
 })

@@ -1,7 +1,5 @@
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
@@ -20,7 +18,6 @@ export const pipelineSchema = Type.Object(
 )
 export type Pipeline = Static<typeof pipelineSchema>
 
-export const pipelineResolver = resolve<Pipeline, HookContext>({})
 
 const writable = {
   name: pipelineSchema.properties.name,

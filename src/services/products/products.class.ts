@@ -25,5 +25,7 @@ export class ProductService extends RecordService<Product, ProductData, ProductP
 export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
-  name: 'products'
+  name: 'products',
+  // Media of a deleted product go too; the media purge removes their files after the grace period.
+  softDeleteCascade: [{ table: 'product_media', column: 'product_id' }]
 })

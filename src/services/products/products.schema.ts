@@ -1,9 +1,7 @@
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps, termSearch } from '../../schemas.js'
+import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps, searchResult, termSearch } from '../../schemas.js'
 import { CurrencyCode } from '../deals/money.js'
 
 export const productSchema = Type.Object(
@@ -23,7 +21,6 @@ export const productSchema = Type.Object(
 )
 export type Product = Static<typeof productSchema>
 
-export const productResolver = resolve<Product, HookContext>({})
 
 const writable = {
   name: productSchema.properties.name,
@@ -64,4 +61,4 @@ export const productSearchSchema = termSearch('ProductSearch')
 export type ProductSearch = Static<typeof productSearchSchema>
 export const productSearchValidator = getValidator(productSearchSchema, dataValidator)
 
-export const productSearchResultSchema = Type.Object({ data: Type.Array(productSchema) }, { $id: 'ProductSearchResult' })
+export const productSearchResultSchema = searchResult('ProductSearchResult', productSchema)

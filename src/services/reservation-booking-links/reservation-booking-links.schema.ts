@@ -37,7 +37,6 @@ export const bookingLinkSchema = Type.Object(
   { $id: 'ReservationBookingLink', additionalProperties: false }
 )
 export type BookingLink = Static<typeof bookingLinkSchema>
-export const bookingLinkResolver = resolve<BookingLink, HookContext>({})
 
 const p = bookingLinkSchema.properties
 const changeable = {

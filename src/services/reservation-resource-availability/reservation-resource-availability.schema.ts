@@ -6,7 +6,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
-import { TimeOfDay, secondsOf } from '../../reservations/fields.js'
+import { EndTimeOfDay, TimeOfDay, secondsOf } from '../../reservations/fields.js'
 
 export const reservationAvailabilitySchema = Type.Object(
   {
@@ -15,13 +15,12 @@ export const reservationAvailabilitySchema = Type.Object(
     resource_id: RecordId,
     day_of_week: Type.Integer({ minimum: 0, maximum: 6, description: '0 = Sunday .. 6 = Saturday' }),
     start_time: TimeOfDay,
-    end_time: TimeOfDay,
+    end_time: EndTimeOfDay,
     ...softDeleteTimestamps
   },
   { $id: 'ReservationResourceAvailability', additionalProperties: false }
 )
 export type ReservationAvailability = Static<typeof reservationAvailabilitySchema>
-export const reservationAvailabilityResolver = resolve<ReservationAvailability, HookContext>({})
 
 const p = reservationAvailabilitySchema.properties
 

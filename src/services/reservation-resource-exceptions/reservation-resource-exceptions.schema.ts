@@ -6,7 +6,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
-import { CalendarDate, TimeOfDay, secondsOf } from '../../reservations/fields.js'
+import { CalendarDate, EndTimeOfDay, TimeOfDay, secondsOf } from '../../reservations/fields.js'
 
 export const reservationExceptionSchema = Type.Object(
   {
@@ -18,14 +18,13 @@ export const reservationExceptionSchema = Type.Object(
       description: "special_hours: replace the weekly hours of that date; blocked: remove time (the whole day without times)"
     }),
     start_time: Nullable(TimeOfDay),
-    end_time: Nullable(TimeOfDay),
+    end_time: Nullable(EndTimeOfDay),
     reason: Nullable(Type.String({ maxLength: 1000 })),
     ...softDeleteTimestamps
   },
   { $id: 'ReservationResourceException', additionalProperties: false }
 )
 export type ReservationException = Static<typeof reservationExceptionSchema>
-export const reservationExceptionResolver = resolve<ReservationException, HookContext>({})
 
 const p = reservationExceptionSchema.properties
 const changeable = {

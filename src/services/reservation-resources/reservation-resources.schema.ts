@@ -24,7 +24,6 @@ export const reservationResourceSchema = Type.Object(
   { $id: 'ReservationResource', additionalProperties: false }
 )
 export type ReservationResource = Static<typeof reservationResourceSchema>
-export const reservationResourceResolver = resolve<ReservationResource, HookContext>({})
 
 const p = reservationResourceSchema.properties
 const optional = {

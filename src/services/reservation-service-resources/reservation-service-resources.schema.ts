@@ -18,7 +18,6 @@ export const reservationServiceResourceSchema = Type.Object(
   { $id: 'ReservationServiceResource', additionalProperties: false }
 )
 export type ReservationServiceResource = Static<typeof reservationServiceResourceSchema>
-export const reservationServiceResourceResolver = resolve<ReservationServiceResource, HookContext>({})
 
 const p = reservationServiceResourceSchema.properties
 

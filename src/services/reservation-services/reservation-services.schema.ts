@@ -32,7 +32,6 @@ export const reservationServiceSchema = Type.Object(
   { $id: 'ReservationService', additionalProperties: false }
 )
 export type ReservationService = Static<typeof reservationServiceSchema>
-export const reservationServiceResolver = resolve<ReservationService, HookContext>({})
 
 const p = reservationServiceSchema.properties
 const optional = {

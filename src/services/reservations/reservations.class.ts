@@ -4,7 +4,6 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
-import { attachRelations } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
 import { containsPattern } from '../like.js'
 import { checkPartySize, loadServiceContext, needsFor } from '../../reservations/slot-data.js'
@@ -27,7 +26,7 @@ declare module '@feathersjs/feathers' {
   }
 }
 
-const RELATIONS: JoinSpec[] = [
+export const RELATIONS: JoinSpec[] = [
   { from: 'contact_id', as: 'contact', table: 'contacts', columns: ['id', 'first_name', 'last_name', 'email', 'phone'] },
   { from: 'service_id', as: 'service', table: 'reservation_services', columns: ['id', 'name', 'duration_minutes'] },
   { from: 'resource_id', as: 'resource', table: 'reservation_resources', columns: ['id', 'name'] }
@@ -42,19 +41,11 @@ const COLUMNS = ['organization_id', 'service_id', 'contact_id', 'party_size', 'n
  */
 export class ReservationService extends RecordService<Reservation, ReservationData, ReservationParams, ReservationPatch> {
   async find(params: ReservationParams = {}): Promise<any> {
-    const { fastJoinForReservationList, searchTerm, ...query } = (params.query ?? {}) as Record<string, any>
+    const { searchTerm, ...query } = (params.query ?? {}) as Record<string, any>
     const scoped = { ...params, query }
     const builder = this.createQuery(scoped)
     if (searchTerm) builder.whereIn('reservations.contact_id', this.contactsMatching(query.organization_id, searchTerm))
-    const page = await super._find({ ...scoped, knex: builder })
-    if (fastJoinForReservationList) await attachRelations(this.knex, page.data, RELATIONS)
-    return page
-  }
-
-  async get(id: Id, params: ReservationParams = {}): Promise<Reservation> {
-    const row = await this._get(id, params)
-    await attachRelations(this.knex, [row], RELATIONS)
-    return row
+    return super._find({ ...scoped, knex: builder })
   }
 
   /** Contacts of the organization whose name, e-mail or phone contains the term (any case). */

@@ -1,10 +1,6 @@
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { scopeToTenant } from '../../hooks/tenant-scope.js'
-import { verifyReferences } from '../../hooks/references.js'
-import { storeCustomFieldValues } from '../custom-fields/custom-field-values.js'
-import { ReservationService, getOptions } from './reservations.class.js'
+import { tenantResource } from '../tenant-resource.js'
+import { RELATIONS, ReservationService, getOptions } from './reservations.class.js'
 import {
   reservationDataResolver, reservationDataSchema, reservationDataValidator, reservationExternalResolver, reservationPatchSchema,
   reservationPatchValidator, reservationQuerySchema, reservationQueryValidator, reservationResolver, reservationSchema
@@ -14,38 +10,27 @@ import { reservationMethods, reservationPath } from './reservations.shared.js'
 export * from './reservations.class.js'
 export * from './reservations.schema.js'
 
-const references = verifyReferences({
-  service_id: { table: 'reservation_services', label: 'reservation service' },
-  contact_id: { table: 'contacts' },
-  resource_id: { table: 'reservation_resources', label: 'reservation resource' },
-  deal_id: { table: 'deals' },
-  company_id: { table: 'companies' }
-})
-const customFields = storeCustomFieldValues('reservation', 'key')
-const resolvers = [schemaHooks.resolveExternal(reservationExternalResolver), schemaHooks.resolveResult(reservationResolver)]
-
-export const reservation = (app: Application) => {
-  app.use(reservationPath, new ReservationService(getOptions(app)), {
+export const reservation = (app: Application) =>
+  tenantResource(app, {
+    path: reservationPath,
+    service: new ReservationService(getOptions(app)),
     methods: reservationMethods,
-    events: [],
-    docs: {
-      description: 'Reservations. Create takes a start offered by /reservation-available-slots (409 otherwise, naming the reason); ' +
-        'status moves pending → confirmed | cancelled, confirmed → cancelled | completed | no_show (final states → 400); ' +
-        'PATCH start_datetime (and resource_id) reschedules atomically (409 leaves it unchanged).',
-      schemas: { result: reservationSchema, data: reservationDataSchema, patch: reservationPatchSchema, query: reservationQuerySchema }
-    }
-  } as any)
-  app.service(reservationPath).hooks({
-    around: {
-      all: [authenticated, ...resolvers]
+    description: 'Reservations. Create takes a start offered by /reservation-available-slots (409 otherwise, naming the reason); ' +
+      'status moves pending → confirmed | cancelled, confirmed → cancelled | completed | no_show (final states → 400); ' +
+      'PATCH start_datetime (and resource_id) reschedules atomically (409 leaves it unchanged).',
+    schemas: { result: reservationSchema, data: reservationDataSchema, patch: reservationPatchSchema, query: reservationQuerySchema },
+    validators: { query: reservationQueryValidator, data: reservationDataValidator, patch: reservationPatchValidator },
+    resolvers: { result: [reservationResolver], external: reservationExternalResolver, data: reservationDataResolver },
+    references: {
+      service_id: { table: 'reservation_services', label: 'reservation service' },
+      contact_id: { table: 'contacts' },
+      resource_id: { table: 'reservation_resources', label: 'reservation resource' },
+      deal_id: { table: 'deals' },
+      company_id: { table: 'companies' }
     },
-    before: {
-      all: [schemaHooks.validateQuery(reservationQueryValidator), scopeToTenant()],
-      create: [schemaHooks.validateData(reservationDataValidator), references, customFields, schemaHooks.resolveData(reservationDataResolver)],
-      patch: [schemaHooks.validateData(reservationPatchValidator), references, customFields]
-    }
+    customFields: { entity: 'reservation', by: 'key' },
+    joins: { flag: 'fastJoinForReservationList', list: RELATIONS, record: RELATIONS }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

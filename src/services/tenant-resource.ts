@@ -1,0 +1,250 @@
+import { BadRequest } from '@feathersjs/errors'
+import { hooks as schemaHooks } from '@feathersjs/schema'
+import type { Resolver, Validator } from '@feathersjs/schema'
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { TObject, TSchema } from '@feathersjs/typebox'
+import type { Knex } from 'knex'
+import type { Application, HookContext, NextFunction, Role, ServiceTypes } from '../declarations.js'
+import { authenticated } from '../hooks/authenticate.js'
+import { scopeToTenant } from '../hooks/tenant-scope.js'
+import { verifyReferences } from '../hooks/references.js'
+import type { Reference } from '../hooks/references.js'
+import { resolveRecords } from '../hooks/resolve-records.js'
+import { RecordId } from '../schemas.js'
+import { queryValidator } from '../validators.js'
+import { storeCustomFieldValues } from './custom-fields/custom-field-values.js'
+import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
+import { attachRelations } from './joins.js'
+import type { JoinSpec } from './joins.js'
+import type { ServiceDocs } from '../openapi.js'
+
+export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
+type WriteMethod = 'create' | 'patch' | 'remove'
+type Middleware = (ctx: any, next: () => Promise<unknown>) => Promise<unknown>
+
+/** Related records attached to read results: a batch-loading join, or a loader of its own (e.g. a deal's products). */
+export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Promise<unknown>)
+
+/** A custom method (POST /<path> with X-Service-Method: <name>). */
+export interface CustomMethod {
+  /** Validator of the body; the method's data. */
+  data: Validator
+  /** For the OpenAPI document. */
+  docs: { data: TSchema; result?: TSchema; description?: string }
+  /** Rules run after the body is validated and the organization pinned. */
+  before?: ResourceHook[]
+}
+
+/** PATCH /<path> without an id: a change of many records at once (e.g. the bulk activity completion). */
+export interface MultiPatch {
+  data: Validator
+  docs: { data: TSchema; result?: TSchema; description?: string }
+  before?: ResourceHook[]
+}
+
+export interface TenantResourceOptions {
+  path: keyof ServiceTypes & string
+  service: any
+  /** Every method of the service, the custom ones too (from <name>.shared.ts). */
+  methods: readonly string[]
+  description: string
+  schemas: { result: TObject; data?: TObject; patch?: TObject; query: TObject }
+  validators: { query: Validator; data?: Validator; patch?: Validator }
+  resolvers?: {
+    /** Applied to every record any method answers with. */
+    result?: Resolver<any, HookContext>[]
+    /** Applied on top for external calls only: hides storage columns. */
+    external?: Resolver<any, HookContext>
+    data?: Resolver<any, HookContext>
+    patch?: Resolver<any, HookContext>
+  }
+  /** Ids a body may reference: each must be a live record (or member) of the same organization. */
+  references?: Record<string, Reference>
+  /** The roles a method needs ('all' for every method); absent: every member. */
+  roles?: Partial<Record<string, Role[]>>
+  /** Custom-field values written through the body (custom_fields_by_name or _by_key). */
+  customFields?: { entity: CustomFieldEntity; by: 'name' | 'key' }
+  /**
+   * Joined reads. `flag` is the list flag (e.g. fastJoinForCompanyList) that attaches `list` to a
+   * page; `record` is attached to every single read. The flag is a list flag: on a call by id it
+   * is ignored (on get it attaches `list` when no `record` joins are declared).
+   */
+  joins?: { flag?: string; list?: Relation[]; record?: Relation[] }
+  /** The resource's own rules, run after validation and references, before the data resolver. */
+  rules?: Partial<Record<WriteMethod | 'find' | 'get', ResourceHook[]>>
+  after?: Partial<Record<WriteMethod, ResourceHook[]>>
+  custom?: Record<string, CustomMethod>
+  multiPatch?: MultiPatch
+  /** Extra query keys a call by id accepts besides organization_id (e.g. a read flag). */
+  idQuery?: TObject
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType'>
+  koa?: { before: Middleware[] }
+}
+
+const idQueryProperties = { organization_id: Type.Optional(RecordId) }
+
+/** The query of every call by id (get, patch, remove, custom methods): the organization, nothing else. */
+export const idQuerySchema = Type.Object(idQueryProperties, { $id: 'IdQuery', additionalProperties: false })
+const idQueryValidator = getValidator(idQuerySchema, queryValidator)
+
+/** The query keys of a list schema that are not fields of the record: flags such as fastJoinFor…List. */
+export function listFlags(query: TObject, result: TObject): string[] {
+  return Object.keys(query.properties).filter((key) => !key.startsWith('$') && !(key in result.properties))
+}
+
+/** The columns a query may filter on: the list schema's fields, and id and organization_id. */
+function filterableColumns(query: TObject, flags: string[]) {
+  const fields = Object.keys(query.properties).filter((key) => !key.startsWith('$') && !flags.includes(key))
+  return new Set([...fields, 'id', 'organization_id'])
+}
+
+/**
+ * The list query of find, the by-id query of every other method. List flags on a call by id are
+ * ignored by declaration (removed before validation); any other list filter there is a 400.
+ * The join flag of a find is taken out of the query into params.joinList.
+ */
+function validateQueries(options: TenantResourceOptions, flags: string[]): ResourceHook {
+  const byId = options.idQuery ? getValidator(Type.Object({ ...idQueryProperties, ...options.idQuery.properties }, { additionalProperties: false }), queryValidator) : idQueryValidator
+  const listFlag = options.joins?.flag
+  return async (context) => {
+    const query = context.params.query as Record<string, unknown> | undefined
+    if (context.method === 'find') {
+      await schemaHooks.validateQuery(options.validators.query)(context)
+      if (listFlag && context.params.query?.[listFlag] !== undefined) {
+        const { [listFlag]: flag, ...rest } = context.params.query
+        context.params.joinList = flag === true
+        context.params.query = rest
+      }
+      return
+    }
+    if (query) {
+      const kept: Record<string, unknown> = {}
+      for (const [key, value] of Object.entries(query)) {
+        if (key === listFlag && context.method === 'get') context.params.joinList = value === true || value === 'true'
+        else if (!flags.includes(key) || options.idQuery?.properties[key]) kept[key] = value
+      }
+      context.params.query = kept
+    }
+    await schemaHooks.validateQuery(byId)(context)
+  }
+}
+
+/** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
+function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>, db: () => Knex): ResourceHook {
+  const attach = async (rows: Record<string, any>[], relations: Relation[]) => {
+    const specs = relations.filter((relation): relation is JoinSpec => typeof relation !== 'function')
+    const loaders = relations.filter((relation) => typeof relation === 'function') as Exclude<Relation, JoinSpec>[]
+    await Promise.all([attachRelations(db(), rows, specs), ...loaders.map((load) => load(db(), rows))])
+  }
+  return async (context) => {
+    const result = context.result as any
+    if (context.method === 'find') {
+      if (context.params.joinList && joins.list) await attach(result.data ?? result, joins.list)
+    } else if (joins.record) {
+      await attach([result], joins.record)
+    } else if (context.params.joinList && joins.list) {
+      await attach([result], joins.list)
+    }
+  }
+}
+
+const runAll = (hooks: ResourceHook[]) => async (context: HookContext) => {
+  for (const hook of hooks) await hook(context)
+}
+
+/** The body of a write, validated and checked: validation, references, the resource's rules, then the data resolver. */
+function writeChain(
+  validator: Validator | undefined,
+  references: ResourceHook | undefined,
+  customFields: ResourceHook | undefined,
+  rules: ResourceHook[] = [],
+  resolver?: Resolver<any, HookContext>
+): ResourceHook[] {
+  return [
+    ...(validator ? [schemaHooks.validateData(validator)] : []),
+    ...(references ? [references] : []),
+    ...rules,
+    ...(customFields ? [customFields] : []),
+    ...(resolver ? [schemaHooks.resolveData(resolver)] : [])
+  ]
+}
+
+/**
+ * Registers a tenant resource and owns its whole hook chain, in one order for every resource:
+ *
+ *   authentication → result resolvers (around every method)
+ *   → query validation (list query for find, by-id query otherwise; list flags stripped)
+ *   → tenant scope and role check → body validation → references → the resource's rules
+ *   → custom-field values → data resolver → the service method → joins → after rules.
+ *
+ * A resource file declares only what is special about it. The service's RecordService learns
+ * the filterable columns, so that a key outside them is a 400 before it becomes SQL.
+ */
+export function tenantResource(app: Application, options: TenantResourceOptions) {
+  const { path, service, schemas } = options
+  const flags = listFlags(schemas.query, schemas.result)
+  if (service.options && 'Model' in service.options) {
+    service.options.filterable = filterableColumns(schemas.query, flags)
+  }
+  const references = options.references ? verifyReferences(options.references) : undefined
+  const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by) : undefined
+  const rules = options.rules ?? {}
+
+  const customDocs: Record<string, unknown> = {}
+  for (const [name, method] of Object.entries(options.custom ?? {})) customDocs[name] = method.docs
+  if (options.multiPatch) customDocs.multiPatch = options.multiPatch.docs
+
+  app.use(path, service, {
+    methods: [...options.methods],
+    events: [],
+    koa: options.koa,
+    docs: {
+      description: options.description,
+      ...options.docs,
+      schemas: { result: schemas.result, data: schemas.data, patch: schemas.patch, query: schemas.query, ...customDocs }
+    }
+  } as any)
+
+  const patchOne = writeChain(options.validators.patch, references, customFields, rules.patch, options.resolvers?.patch)
+  const patchMany = options.multiPatch
+    ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
+    : [refuseMultiPatch]
+  const before: Record<string, ResourceHook[]> = {
+    all: [validateQueries(options, flags), scopeToTenant({ roles: options.roles })],
+    find: rules.find ?? [],
+    get: rules.get ?? [],
+    create: writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data),
+    patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
+    remove: rules.remove ?? []
+  }
+  for (const [name, method] of Object.entries(options.custom ?? {})) {
+    before[name] = [schemaHooks.validateData(method.data), ...(method.before ?? [])]
+  }
+
+  const after: Record<string, ResourceHook[]> = {}
+  if (options.joins) {
+    const joins = attachJoins(options.joins, () => app.get('knex'))
+    after.find = [joins]
+    after.get = [joins]
+  }
+  for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...hooks]
+
+  const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
+  app.service(path).hooks({
+    around: { all: [authenticated, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[] },
+    before: before as any,
+    after: after as any
+  })
+}
+
+/** A PATCH without an id changes nothing unless the resource declares what such a call means. */
+const refuseMultiPatch: ResourceHook = async () => {
+  throw new BadRequest('PATCH needs the id of the record to change')
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** The list join flag of the call (fastJoinFor…List), taken out of the query by the factory. */
+    joinList?: boolean
+  }
+}
