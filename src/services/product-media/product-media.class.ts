@@ -1,13 +1,11 @@
 import fs from 'node:fs'
 import { BadRequest } from '@feathersjs/errors'
-import type { Id } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import { nanoid } from 'nanoid'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
 import type { RecordServiceOptions } from '../record-service.js'
-import { attachRelations } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
 import { mediaTypeList } from '../../storage/index.js'
 import { requireAcceptedType } from '../../storage/receive.js'
@@ -32,7 +30,7 @@ declare module '@feathersjs/feathers' {
   }
 }
 
-const PRODUCT: JoinSpec[] = [{ from: 'product_id', as: 'product', table: 'products', columns: ['id', 'name'] }]
+export const PRODUCT: JoinSpec = { from: 'product_id', as: 'product', table: 'products', columns: ['id', 'name'] }
 const PURGE_BATCH = 100
 
 /** A name safe to store and to show: no directories, control characters or characters file systems reject. */
@@ -64,13 +62,6 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
     const query = { ...(params.query ?? {}) } as Record<string, any>
     query.$sort ??= { position: 1 }
     return super.find({ ...params, query } as ProductMediaParams)
-  }
-
-  /** One item with its product {id, name}. */
-  async get(id: Id, params: ProductMediaParams = {}): Promise<ProductMedia> {
-    const row = await super.get(id, params)
-    await attachRelations(this.knex, [row], PRODUCT)
-    return row
   }
 
   /**

@@ -1,10 +1,8 @@
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { scopeToTenant } from '../../hooks/tenant-scope.js'
 import { verifyReferences } from '../../hooks/references.js'
+import { tenantOperation, tenantResource } from '../tenant-resource.js'
 import { storage } from '../../storage/index.js'
-import { ProductMediaReorderService, ProductMediaService, getOptions, sanitizeFileName } from './product-media.class.js'
+import { PRODUCT, ProductMediaReorderService, ProductMediaService, getOptions, sanitizeFileName } from './product-media.class.js'
 import {
   productMediaDataValidator, productMediaExternalResolver, productMediaPatchSchema,
   productMediaPatchValidator, productMediaQuerySchema, productMediaQueryValidator, productMediaReorderResultSchema,
@@ -30,38 +28,29 @@ const answerOk = async (context: HookContext) => {
 
 export const productMedia = (app: Application) => {
   app.configure(storage)
-  app.use(productMediaPath, new ProductMediaService(getOptions(app), app), {
+  tenantResource(app, {
+    path: productMediaPath,
+    service: new ProductMediaService(getOptions(app), app),
     methods: productMediaMethods,
-    events: [],
-    koa: { before: [multipartUpload(() => app.get('uploadMaxBytes')) as any] },
-    docs: {
-      description: 'Images and videos of a product. POST is multipart/form-data (fields organization_id, product_id, position, file); see docs/media.md.',
-      createContentType: 'multipart/form-data',
-      schemas: { result: productMediaSchema, data: productMediaUploadSchema, patch: productMediaPatchSchema, query: productMediaQuerySchema }
-    }
-  } as any)
-  app.service(productMediaPath).hooks({
-    around: {
-      all: [authenticated, schemaHooks.resolveExternal(productMediaExternalResolver)]
-    },
-    before: {
-      all: [schemaHooks.validateQuery(productMediaQueryValidator), scopeToTenant()],
-      create: [schemaHooks.validateData(productMediaDataValidator), liveProduct],
-      patch: [schemaHooks.validateData(productMediaPatchValidator), sanitizePatchedName]
-    }
+    description: 'Images and videos of a product. POST is multipart/form-data (fields organization_id, product_id, position, file); see docs/media.md.',
+    schemas: { result: productMediaSchema, data: productMediaUploadSchema, patch: productMediaPatchSchema, query: productMediaQuerySchema },
+    validators: { query: productMediaQueryValidator, data: productMediaDataValidator, patch: productMediaPatchValidator },
+    resolvers: { external: productMediaExternalResolver },
+    references: { product_id: { table: 'products' } },
+    joins: { record: [PRODUCT] },
+    rules: { patch: [sanitizePatchedName] },
+    koa: { before: [multipartUpload(() => app.get('uploadMaxBytes'))] },
+    docs: { createContentType: 'multipart/form-data' }
   })
 
-  app.use(productMediaReorderPath, new ProductMediaReorderService(app.get('knex')), {
+  tenantOperation(app, {
+    path: productMediaReorderPath,
+    service: new ProductMediaReorderService(app.get('knex')),
     methods: productMediaReorderMethods,
-    events: [],
-    docs: {
-      description: 'New positions for several media items of one product, in one transaction: any id that is not a live item of the product → 400 and nothing changes.',
-      schemas: { data: productMediaReorderSchema, result: productMediaReorderResultSchema }
-    }
-  } as any)
-  app.service(productMediaReorderPath).hooks({
-    around: { all: [authenticated] },
-    before: { create: [schemaHooks.validateData(productMediaReorderValidator), scopeToTenant(), liveProduct] },
+    description: 'New positions for several media items of one product, in one transaction: any id that is not a live item of the product → 400 and nothing changes.',
+    schemas: { data: productMediaReorderSchema, result: productMediaReorderResultSchema },
+    validators: { data: productMediaReorderValidator },
+    rules: { create: [liveProduct] },
     after: { create: [answerOk] }
   })
 }

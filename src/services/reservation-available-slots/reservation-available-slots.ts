@@ -1,7 +1,5 @@
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { scopeToTenant } from '../../hooks/tenant-scope.js'
+import { tenantOperation } from '../tenant-resource.js'
 import { AvailableSlotsService, getOptions } from './reservation-available-slots.class.js'
 import { availableSlotsQuerySchema, availableSlotsQueryValidator, availableSlotsSchema } from './reservation-available-slots.schema.js'
 import { availableSlotsMethods, availableSlotsPath } from './reservation-available-slots.shared.js'
@@ -11,13 +9,15 @@ export * from './reservation-available-slots.schema.js'
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema: JSON.parse(JSON.stringify(schema)) } } })
 
-export const availableSlots = (app: Application) => {
-  app.use(availableSlotsPath, new AvailableSlotsService(getOptions(app)), {
+export const availableSlots = (app: Application) =>
+  tenantOperation(app, {
+    path: availableSlotsPath,
+    service: new AvailableSlotsService(getOptions(app)),
     methods: availableSlotsMethods,
-    events: [],
+    description: 'Available slots of a service on a date.',
+    schemas: { result: availableSlotsSchema, query: availableSlotsQuerySchema },
+    validators: { query: availableSlotsQueryValidator },
     docs: {
-      description: 'Available slots of a service on a date.',
-      schemas: { result: availableSlotsSchema, query: availableSlotsQuerySchema },
       paths: {
         [`/${availableSlotsPath}`]: {
           get: {
@@ -34,12 +34,7 @@ export const availableSlots = (app: Application) => {
         }
       }
     }
-  } as any)
-  app.service(availableSlotsPath).hooks({
-    around: { all: [authenticated] },
-    before: { all: [schemaHooks.validateQuery(availableSlotsQueryValidator), scopeToTenant()] }
   })
-}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {

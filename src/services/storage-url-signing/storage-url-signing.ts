@@ -1,7 +1,5 @@
-import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { scopeToTenant } from '../../hooks/tenant-scope.js'
+import { tenantOperation } from '../tenant-resource.js'
 import { storage } from '../../storage/index.js'
 import { StorageUrlSigningService } from './storage-url-signing.class.js'
 import { signedUploadSchema, storageUrlSigningDataSchema, storageUrlSigningDataValidator } from './storage-url-signing.schema.js'
@@ -12,17 +10,13 @@ export * from './storage-url-signing.schema.js'
 
 export const storageUrlSigning = (app: Application) => {
   app.configure(storage)
-  app.use(storageUrlSigningPath, new StorageUrlSigningService(app), {
+  tenantOperation(app, {
+    path: storageUrlSigningPath,
+    service: new StorageUrlSigningService(app),
     methods: storageUrlSigningMethods,
-    events: [],
-    docs: {
-      description: 'Signed upload URLs for images of reservation services and booking links, product media and conversation files; see docs/media.md.',
-      schemas: { data: storageUrlSigningDataSchema, result: signedUploadSchema }
-    }
-  } as any)
-  app.service(storageUrlSigningPath).hooks({
-    around: { all: [authenticated] },
-    before: { create: [schemaHooks.validateData(storageUrlSigningDataValidator), scopeToTenant()] }
+    description: 'Signed upload URLs for images of reservation services and booking links, product media and conversation files; see docs/media.md.',
+    schemas: { data: storageUrlSigningDataSchema, result: signedUploadSchema },
+    validators: { data: storageUrlSigningDataValidator }
   })
 }
 
