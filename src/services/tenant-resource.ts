@@ -65,9 +65,9 @@ export interface TenantResourceOptions {
   /** Custom-field values written through the body (custom_fields_by_name or _by_key). */
   customFields?: { entity: CustomFieldEntity; by: 'name' | 'key' }
   /**
-   * Joined reads. `flag` is the list flag (e.g. fastJoinForCompanyList) that attaches `list` to a
-   * page; `record` is attached to every single read. The flag is a list flag: on a call by id it
-   * is ignored (on get it attaches `list` when no `record` joins are declared).
+   * Joined reads. `list` is attached to every page, or only when the list flag `flag` (e.g.
+   * fastJoinForCompanyList) is true; `record` is attached to every single read. The flag is a list
+   * flag: on a call by id it is ignored (on get it attaches `list` when no `record` joins are declared).
    */
   joins?: { flag?: string; list?: Relation[]; record?: Relation[] }
   /** The resource's own rules, run after validation and references, before the data resolver. */
@@ -139,7 +139,7 @@ function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>, db: () 
   return async (context) => {
     const result = context.result as any
     if (context.method === 'find') {
-      if (context.params.joinList && joins.list) await attach(result.data ?? result, joins.list)
+      if (joins.list && (!joins.flag || context.params.joinList)) await attach(result.data ?? result, joins.list)
     } else if (joins.record) {
       await attach([result], joins.record)
     } else if (context.params.joinList && joins.list) {

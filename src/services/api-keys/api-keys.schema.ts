@@ -21,7 +21,6 @@ export const apiKeySchema = Type.Object(
   { $id: 'ApiKey', additionalProperties: false }
 )
 export type ApiKey = Static<typeof apiKeySchema>
-export const apiKeyResolver = resolve<ApiKey, HookContext>({})
 export const apiKeyExternalResolver = resolve<ApiKey, HookContext>({
   key_hash: async () => undefined
 })

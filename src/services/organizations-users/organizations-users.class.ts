@@ -1,5 +1,5 @@
 import { BadRequest, Forbidden } from '@feathersjs/errors'
-import type { Id, NullableId } from '@feathersjs/feathers'
+import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
@@ -10,25 +10,13 @@ import type { Membership, MembershipPatch, MembershipQuery } from './organizatio
 export type { Membership, MembershipPatch, MembershipQuery }
 export type MembershipParams = KnexAdapterParams<MembershipQuery>
 
-const USER_JOIN = [{ from: 'user_id', as: 'user', table: 'users', columns: ['id', 'first_name', 'last_name', 'email'], tenant: false }]
+export const USER_JOIN = [{ from: 'user_id', as: 'user', table: 'users', columns: ['id', 'first_name', 'last_name', 'email'], tenant: false }]
 
 /**
  * Members of an organization and their roles. Only owners grant or take away ownership,
  * and an organization always keeps at least one owner.
  */
 export class MembershipService extends RecordService<Membership, never, MembershipParams, MembershipPatch> {
-  async find(params: MembershipParams = {}): Promise<any> {
-    const page = await super._find(params)
-    await attachRelations(this.knex, page.data, USER_JOIN)
-    return page
-  }
-
-  async get(id: Id, params: MembershipParams = {}) {
-    const membership = await super._get(id, params)
-    await attachRelations(this.knex, [membership], USER_JOIN)
-    return membership
-  }
-
   async patch(id: NullableId, data: MembershipPatch, params: MembershipParams = {}): Promise<any> {
     return this.changeMembership(id, params, async (trx, current) => {
       if (data.role === current.role) return current

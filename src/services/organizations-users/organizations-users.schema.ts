@@ -1,7 +1,5 @@
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator, StringEnum } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { RecordId, listQuery, timestamps } from '../../schemas.js'
 
@@ -21,8 +19,6 @@ export const membershipSchema = Type.Object(
   { $id: 'OrganizationUser', additionalProperties: false }
 )
 export type Membership = Static<typeof membershipSchema>
-export const membershipResolver = resolve<Membership, HookContext>({})
-export const membershipExternalResolver = resolve<Membership, HookContext>({})
 
 export const membershipPatchSchema = Type.Object({ role: Role }, { $id: 'OrganizationUserPatch', additionalProperties: false })
 export type MembershipPatch = Static<typeof membershipPatchSchema>

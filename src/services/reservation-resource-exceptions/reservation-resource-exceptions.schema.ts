@@ -1,5 +1,4 @@
 import { BadRequest } from '@feathersjs/errors'
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'

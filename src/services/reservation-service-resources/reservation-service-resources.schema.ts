@@ -1,7 +1,5 @@
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
