@@ -66,12 +66,13 @@ export interface ListQueryOptions {
 }
 
 /**
- * The query schema of a list call: the filterable properties with their operators, $limit,
+ * The query schema of a list call: id and the filterable properties with their operators, $limit,
  * $skip, $sort on those properties, and named flags. Anything else is a 400.
  */
 export function listQuery<T extends TObject>(resource: T, filterable: (keyof T['properties'] & string)[], options: ListQueryOptions = {}) {
   const properties: TProperties = {}
-  for (const key of filterable) {
+  // Every list can fetch records by id: {id: {$in: [...]}}.
+  for (const key of ['id', ...filterable]) {
     properties[key] = filterOn(resource.properties[key], options.operators?.[key])
   }
   const sortable: TProperties = {}

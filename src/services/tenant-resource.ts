@@ -1,4 +1,5 @@
 import { BadRequest } from '@feathersjs/errors'
+import feathersCore from '@feathersjs/feathers'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Resolver, Validator } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
@@ -174,7 +175,7 @@ function writeChain(
  *
  *   authentication → result resolvers (around every method)
  *   → query validation (list query for find, by-id query otherwise; list flags stripped)
- *   → tenant scope and role check → body validation → references → the resource's rules
+ *   → a write's body is one JSON object → tenant scope and role check → body validation → references → the resource's rules
  *   → custom-field values → data resolver → the service method → joins → after rules.
  *
  * A resource file declares only what is special about it. The service's RecordService learns
@@ -197,6 +198,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   app.use(path, service, {
     methods: [...options.methods],
     events: [],
+    registeredAs: 'tenant-resource',
     koa: options.koa,
     docs: {
       description: options.description,
@@ -210,7 +212,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), scopeToTenant({ roles: options.roles })],
+    all: [validateQueries(options, flags), oneRecordBody, scopeToTenant({ roles: options.roles })],
     find: rules.find ?? [],
     get: rules.get ?? [],
     create: writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data),
@@ -236,6 +238,10 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     after: after as any
   })
 }
+
+/** How a service was registered: the hostile-input tests cover every tenant service by this mark. */
+export const registrationOf = (app: Application, path: string): 'tenant-resource' | 'tenant-operation' | undefined =>
+  (feathersCore.getServiceOptions(app.service(path as any)) as any)?.registeredAs
 
 export interface TenantOperationOptions {
   path: keyof ServiceTypes & string
@@ -264,6 +270,7 @@ export function tenantOperation(app: Application, options: TenantOperationOption
   app.use(path, options.service, {
     methods: [...options.methods],
     events: [],
+    registeredAs: 'tenant-operation',
     docs: { description: options.description, paths: options.docs?.paths, schemas: options.schemas }
   } as any)
   const scope = scopeToTenant({ roles: options.roles })
@@ -275,6 +282,15 @@ export function tenantOperation(app: Application, options: TenantOperationOption
     } as any,
     after: (options.after ?? {}) as any
   })
+}
+
+/** A write takes one JSON object: an array, a string or a number is a 400 before anything else looks at it. */
+const oneRecordBody: ResourceHook = async (context) => {
+  if (['find', 'get', 'remove'].includes(context.method)) return
+  const data = context.data
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    throw new BadRequest('The body must be one JSON object: send one record at a time')
+  }
 }
 
 /** A PATCH without an id changes nothing unless the resource declares what such a call means. */
