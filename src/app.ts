@@ -9,6 +9,7 @@ import { authentication, loadSecret } from './authentication.js'
 import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
+import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { rateLimiting } from './rate-limit/index.js'
@@ -51,6 +52,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     } as any)
   )
   app.use(getBodyQuery())
+  app.use(rejectNulCharacters())
   openApi(app)
 
   await database(app)

@@ -69,6 +69,11 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
     case '22P02':
     case '22023':
       return new BadRequest('A value is out of range or malformed')
+    case '22021':
+    case '22P05':
+    case '22P06':
+      // Text Postgres cannot store (a NUL character, an untranslatable character); rejectNulCharacters catches most first.
+      return new BadRequest('A text value contains a character that cannot be stored')
     case '40001':
     case '40P01':
       return new Conflict('The request conflicted with a concurrent change; retry it')
