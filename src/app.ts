@@ -35,12 +35,11 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   // Koa then reads ctx.ip from X-Forwarded-For: only safe when a proxy sets that header.
   app.proxy = app.get('trustProxy')
 
-  const logger = createLogger(app.get('logLevel'))
+  const logger = overrides.logger ?? createLogger(app.get('logLevel'))
   app.set('logger', logger)
-  app.on('feathers-error' as any, (error: unknown) => logger.error({ err: error }, 'request failed'))
 
   app.use(requestLogger(logger))
-  app.use(errorMiddleware())
+  app.use(errorMiddleware(logger))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(
