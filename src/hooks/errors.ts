@@ -160,6 +160,10 @@ const toBody = (error: FeathersError) => {
   return body
 }
 
+// The JSON parser (co-body, with bourne) refuses __proto__ and constructor.prototype keys outright.
+const isPrototypeKeyRefusal = (error: any) => error instanceof SyntaxError && /forbidden prototype property/.test(error.message)
+const PROTOTYPE_KEY_REFUSED = 'Invalid request body: a "__proto__" or "constructor.prototype" key is not allowed'
+
 /**
  * Koa error middleware: covers what never reaches a service (bad JSON, unknown routes,
  * body too large) and guarantees that no stack, SQL or internal detail is ever sent.
@@ -177,7 +181,7 @@ export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: N
       // http-errors thrown by koa-body and friends: malformed JSON, payload too large, ...
       error = raw.status === 413
         ? new FeathersError('Request body is too large', 'PayloadTooLarge', 413, 'payload-too-large', {})
-        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : 'Invalid request body')
+        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : isPrototypeKeyRefusal(raw) ? PROTOTYPE_KEY_REFUSED : 'Invalid request body')
     } else {
       error = shapeError(raw)
     }

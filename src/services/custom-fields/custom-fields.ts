@@ -10,6 +10,7 @@ import {
   customFieldQueryValidator, customFieldSchema
 } from './custom-fields.schema.js'
 import { customFieldMethods, customFieldPath } from './custom-fields.shared.js'
+import { refuseReservedFieldNames } from './custom-field-values.js'
 
 export * from './custom-fields.class.js'
 export * from './custom-fields.schema.js'
@@ -70,8 +71,8 @@ export const customField = (app: Application) => {
     },
     before: {
       all: [schemaHooks.validateQuery(customFieldQueryValidator), scopeToTenant()],
-      create: [schemaHooks.validateData(customFieldDataValidator), checkDefinition, schemaHooks.resolveData(customFieldDataResolver)],
-      patch: [schemaHooks.validateData(customFieldPatchValidator), checkDefinition, schemaHooks.resolveData(customFieldPatchResolver)]
+      create: [schemaHooks.validateData(customFieldDataValidator), refuseReservedFieldNames, checkDefinition, schemaHooks.resolveData(customFieldDataResolver)],
+      patch: [schemaHooks.validateData(customFieldPatchValidator), refuseReservedFieldNames, checkDefinition, schemaHooks.resolveData(customFieldPatchResolver)]
     }
   })
 }
