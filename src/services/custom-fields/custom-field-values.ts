@@ -80,7 +80,7 @@ export function definitionsFor(context: HookContext, organizationId: number, ent
   const cacheKey = `${organizationId}:${entityType}`
   let definitions = cache.get(cacheKey)
   if (!definitions) {
-    definitions = loadDefinitions(context.app.get('knex'), [organizationId], entityType)
+    definitions = loadDefinitions(context.params.transaction?.trx ?? context.app.get('knex'), [organizationId], entityType)
     cache.set(cacheKey, definitions)
     definitions.catch(() => cache!.delete(cacheKey))
   }
