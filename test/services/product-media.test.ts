@@ -1,4 +1,7 @@
 import fs from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
@@ -433,6 +436,82 @@ describe.each([localDisk, s3Backend()])('product media on $name', (backend) => {
     expect(document.components.schemas.ProductMediaUpload.properties.file).toMatchObject({ type: 'string', format: 'binary' })
     expect(document.paths['/product-media/reorder'].post).toBeDefined()
     expect(document.paths['/storage-url-signing'].post).toBeDefined()
+  })
+
+  describe('authentication before the body', () => {
+    /**
+     * Sends the headers and the first bytes of a multipart upload that announces more, and waits
+     * for the answer without ever finishing the body: only a server that decides before reading
+     * the body can answer.
+     */
+    async function answerToUnfinishedUpload(headers: Record<string, string>) {
+      const server = http.createServer(t.app.callback())
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const boundary = 'unfinished-upload-boundary'
+      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="product_id"\r\n\r\n${productId}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`)
+      const announced = head.length + MAX_BYTES - 1000
+      try {
+        return await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+          const req = http.request({
+            host: '127.0.0.1', port: (server.address() as AddressInfo).port, method: 'POST', path: '/product-media',
+            headers: { ...headers, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': String(announced) }
+          }, (res) => {
+            const chunks: Buffer[] = []
+            res.on('data', (chunk) => chunks.push(chunk))
+            res.on('end', () => {
+              resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString()) })
+              req.destroy()
+            })
+          })
+          req.on('error', () => undefined)
+          setTimeout(() => { req.destroy(); reject(new Error('no answer before the body was complete')) }, 3000)
+          req.write(Buffer.concat([head, png(1).subarray(0, 200), Buffer.alloc(1000)]))
+        })
+      } finally {
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    }
+
+    it.each([
+      ['an invalid API key', { 'x-api-key': 'crm_invalid_0000000000000000000000000000000000000000000' }],
+      ['an invalid bearer token', { Authorization: 'Bearer not.a.jwt' }],
+      ['no credentials', {}]
+    ])('when a large multipart upload carries %s, then 401 answers before the body is read and no temporary file is written', async (_label, headers) => {
+      const ownTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-test-tmp-'))
+      const tmpdir = process.env.TMPDIR
+      process.env.TMPDIR = ownTmp
+      try {
+        const answer = await answerToUnfinishedUpload(headers as Record<string, string>)
+        expect(answer.status).toBe(401)
+        expect(answer.body).toMatchObject({ name: 'NotAuthenticated', code: 401, className: 'not-authenticated' })
+        if ('x-api-key' in headers || Object.keys(headers).length === 0) expect(answer.body.message).toBe('Invalid API key')
+        expect(answer.headers.connection).toBe('close')
+        expect(fs.readdirSync(ownTmp)).toEqual([])
+      } finally {
+        if (tmpdir === undefined) delete process.env.TMPDIR
+        else process.env.TMPDIR = tmpdir
+        fs.rmSync(ownTmp, { recursive: true, force: true })
+      }
+      expect(await backend.keys(t, String(acme.organization.id))).not.toContainEqual(expect.stringMatching(/big/))
+    })
+
+    it('when an upload is made with an API key, then the rate limit counts it once; with a bearer token it is stored too', async () => {
+      const remaining = async (res: { headers: Record<string, string> }) => Number(res.headers['ratelimit-remaining'])
+      const before = await remaining(await t.http().get('/products').set(acme.key))
+      const uploaded = await upload(acme, { product_id: productId }, png(81))
+      expect(uploaded.status).toBe(201)
+      expect(await remaining(uploaded)).toBe(before - 1)
+      expect(await remaining(await t.http().get('/products').set(acme.key))).toBe(before - 2)
+      const byBearer = await t.http().post('/product-media').set(acme.bearer).field('organization_id', String(acme.organization.id))
+        .field('product_id', String(productId)).attach('file', png(82), 'bearer.png')
+      expect(byBearer.status, JSON.stringify(byBearer.body)).toBe(201)
+      expect((await t.http().get(`/product-media/${byBearer.body.id}`).set(acme.key)).body.file_name).toBe('bearer.png')
+      const crossTenant = await t.http().post('/product-media').set(globex.key).field('organization_id', String(acme.organization.id))
+        .field('product_id', String(productId)).attach('file', png(83), 'theirs.png')
+      expect(crossTenant.status).toBe(403)
+    })
   })
 
   describe('across organizations', () => {

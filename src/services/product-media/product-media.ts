@@ -33,7 +33,7 @@ export const productMedia = (app: Application) => {
   app.use(productMediaPath, new ProductMediaService(getOptions(app), app), {
     methods: productMediaMethods,
     events: [],
-    koa: { before: [multipartUpload(() => app.get('uploadMaxBytes')) as any] },
+    koa: { before: [multipartUpload(app, () => app.get('uploadMaxBytes')) as any] },
     docs: {
       description: 'Images and videos of a product. POST is multipart/form-data (fields organization_id, product_id, position, file); see docs/media.md.',
       createContentType: 'multipart/form-data',
