@@ -53,7 +53,7 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
   const code: unknown = original?.code
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined
   const detailField = PG_FIELD_FROM_DETAIL.exec(original.detail ?? '')?.[1]
-  const field = original.column ?? detailField?.split(',').pop()?.trim().replace(/^lower\((.*)\)$/, '$1')
+  const field = original.column ?? detailField?.split(',').pop()?.trim().replace(/^lower\((.*)\)$/, '$1').replace(/^"(.*)"$/, '$1')
   switch (code) {
     case '23505':
       return new Conflict('A record with this value already exists', field ? { errors: { [field]: 'is already taken' } } : {})

@@ -285,6 +285,45 @@ describe.each([localDisk, s3Backend()])('product media on $name', (backend) => {
       expect(read.body).toMatchObject({ position: 9, file_name: 'passwd.png' })
     })
 
+    it('when six uploads to one product run at once, then every item gets its own position — on a Postgres server (the .ci/run server run is the one that counts; embedded Postgres has one connection so it cannot fail there)', async () => {
+      const racing = await newProduct(acme, 'Racing product')
+      const results = await Promise.all([31, 32, 33, 34, 35, 36].map((seed) => upload(acme, { product_id: racing }, png(seed), `race-${seed}.png`)))
+      expect(results.map((res) => res.status)).toEqual([201, 201, 201, 201, 201, 201])
+      const page = await t.http().get('/product-media').set(acme.key).query({ product_id: racing })
+      const positions = page.body.data.map((item: any) => item.position)
+      expect(positions).toHaveLength(6)
+      expect(new Set(positions).size).toBe(6)
+    })
+
+    it('when an upload, a patch or a reorder asks for a position another live item holds, then 409/400 naming position and nothing moves', async () => {
+      const crowded = await newProduct(acme, 'Crowded product')
+      const first = await upload(acme, { product_id: crowded }, png(41))
+      const second = await upload(acme, { product_id: crowded }, png(42))
+      expect([first.body.position, second.body.position]).toEqual([0, 1])
+      const clash = await upload(acme, { product_id: crowded, position: 1 }, png(43))
+      expect(clash.status).toBe(409)
+      expect(clash.body).toMatchObject({ name: 'Conflict', errors: { position: 'is already taken' } })
+      const patched = await t.http().patch(`/product-media/${first.body.id}`).set(acme.key).send({ position: 1 })
+      expect(patched.status).toBe(409)
+      expect(patched.body.errors).toEqual({ position: 'is already taken' })
+      const reorder = await t.http().post('/product-media/reorder').set(acme.key).send({
+        product_id: crowded, positions: [{ id: first.body.id, position: 5 }, { id: second.body.id, position: 5 }]
+      })
+      expect(reorder.status).toBe(400)
+      expect(reorder.body.errors).toEqual({ positions: 'must give each item a different position' })
+      const page = await t.http().get('/product-media').set(acme.key).query({ product_id: crowded })
+      expect(page.body.data.map((item: any) => [item.id, item.position])).toEqual([[first.body.id, 0], [second.body.id, 1]])
+      const swapped = await t.http().post('/product-media/reorder').set(acme.key).send({
+        product_id: crowded, positions: [{ id: first.body.id, position: 1 }, { id: second.body.id, position: 0 }]
+      })
+      expect(swapped.status).toBe(200)
+      const after = await t.http().get('/product-media').set(acme.key).query({ product_id: crowded })
+      expect(after.body.data.map((item: any) => [item.id, item.position])).toEqual([[second.body.id, 0], [first.body.id, 1]])
+      await t.http().delete(`/product-media/${first.body.id}`).set(acme.key).expect(200)
+      const reused = await upload(acme, { product_id: crowded, position: 1 }, png(44))
+      expect(reused.status, JSON.stringify(reused.body)).toBe(201)
+    })
+
     it('when pages of 1 and of 3 items are listed, then the same number of queries runs', async () => {
       const one = await countQueries(t.db, () => t.http().get('/product-media').set(acme.key).query({ product_id: product, $limit: 1 }))
       const three = await countQueries(t.db, () => t.http().get('/product-media').set(acme.key).query({ product_id: product, $limit: 3 }))
