@@ -9,6 +9,7 @@ import { authentication, loadSecret } from './authentication.js'
 import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
+import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { rateLimiting } from './rate-limit/index.js'
@@ -34,12 +35,11 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   // Koa then reads ctx.ip from X-Forwarded-For: only safe when a proxy sets that header.
   app.proxy = app.get('trustProxy')
 
-  const logger = createLogger(app.get('logLevel'))
+  const logger = overrides.logger ?? createLogger(app.get('logLevel'))
   app.set('logger', logger)
-  app.on('feathers-error' as any, (error: unknown) => logger.error({ err: error }, 'request failed'))
 
   app.use(requestLogger(logger))
-  app.use(errorMiddleware())
+  app.use(errorMiddleware(logger))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(
@@ -51,6 +51,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     } as any)
   )
   app.use(getBodyQuery())
+  app.use(rejectNulCharacters())
   openApi(app)
 
   await database(app)

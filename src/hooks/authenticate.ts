@@ -1,9 +1,18 @@
 import { authenticate } from '@feathersjs/authentication'
 import { NotAuthenticated } from '@feathersjs/errors'
-import type { HookContext, NextFunction } from '../declarations.js'
+import type { Context } from 'koa'
+import type { Application, HookContext, NextFunction } from '../declarations.js'
 import { limitApiKeyRequests } from './rate-limit.js'
 
-const byTokenOrKey = authenticate('jwt', 'api-key')
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** Authenticated by authenticateBeforeBody in front of the service; not yet rate-limited. */
+    authenticatedBeforeBody?: boolean
+  }
+}
+
+const STRATEGIES = ['jwt', 'api-key'] as const
+const byTokenOrKey = authenticate(...STRATEGIES)
 
 /**
  * Every external call must carry a bearer JWT or an x-api-key. A request with neither gets the
@@ -11,12 +20,30 @@ const byTokenOrKey = authenticate('jwt', 'api-key')
  * An authenticated API-key request is then counted against its organization's rate limit.
  */
 export const authenticated = async (context: HookContext, next: NextFunction) => {
-  const { provider, authentication, caller, authenticated: onBehalfOfAuthenticatedCall } = context.params
+  const { provider, authentication, caller, authenticated: onBehalfOfAuthenticatedCall, authenticatedBeforeBody } = context.params
   if (provider && !authentication && !caller) throw new NotAuthenticated('Invalid API key')
+  if (authenticatedBeforeBody) {
+    // Already authenticated by the Koa middleware of this request: counted here, once.
+    await limitApiKeyRequests(context)
+    return next()
+  }
   return byTokenOrKey(context, async () => {
     // Counted where the key is checked, once per request: calls a service makes on behalf of
     // an already authenticated request (params.authenticated) are not counted again.
     if (!onBehalfOfAuthenticatedCall) await limitApiKeyRequests(context)
     return next()
   })
+}
+
+/**
+ * For Koa middleware that must know the caller before reading the body (multipart uploads
+ * stream to disk): the same strategies and the same 401 as the `authenticated` hook. The result
+ * goes into the call's params, so the hook does not authenticate again; it still counts the
+ * API-key rate limit, once.
+ */
+export async function authenticateBeforeBody(app: Application, ctx: Context) {
+  const authentication = ctx.feathers?.authentication
+  if (!authentication) throw new NotAuthenticated('Invalid API key')
+  const { accessToken: _token, ...result } = await app.service('authentication').authenticate(authentication, {}, ...STRATEGIES)
+  ctx.feathers = { ...ctx.feathers, ...result, authenticated: true, authenticatedBeforeBody: true }
 }

@@ -1,7 +1,9 @@
 import { BadRequest, Conflict, FeathersError, GeneralError, NotFound, Unavailable } from '@feathersjs/errors'
 import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Context, Next } from 'koa'
+import type { Logger } from 'pino'
 import type { HookContext } from '../declarations.js'
+import { redactUrl } from '../logger.js'
 
 interface AjvError {
   instancePath?: string
@@ -51,7 +53,7 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
   const code: unknown = original?.code
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined
   const detailField = PG_FIELD_FROM_DETAIL.exec(original.detail ?? '')?.[1]
-  const field = original.column ?? detailField?.split(',').pop()?.trim().replace(/^lower\((.*)\)$/, '$1')
+  const field = original.column ?? detailField?.split(',').pop()?.trim().replace(/^lower\((.*)\)$/, '$1').replace(/^"(.*)"$/, '$1')
   switch (code) {
     case '23505':
       return new Conflict('A record with this value already exists', field ? { errors: { [field]: 'is already taken' } } : {})
@@ -69,6 +71,11 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
     case '22P02':
     case '22023':
       return new BadRequest('A value is out of range or malformed')
+    case '22021':
+    case '22P05':
+    case '22P06':
+      // Text Postgres cannot store (a NUL character, an untranslatable character); rejectNulCharacters catches most first.
+      return new BadRequest('A text value contains a character that cannot be stored')
     case '40001':
     case '40P01':
       return new Conflict('The request conflicted with a concurrent change; retry it')
@@ -80,32 +87,49 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
 }
 
 /**
- * Turns any error into the spec's shape {name, message, code, className, errors?, data?}:
- * validation lists become field maps, database errors lose their SQL, unknown errors lose
- * everything but a generic message (the original is logged).
+ * A server error the client sees as a bare 500/503. The real error rides along as `cause`
+ * (not enumerable, never serialised to the client), so the one log line of the request
+ * carries it with its stack, and so does a worker that logs a failed internal call.
  */
+const SANITIZED = Symbol('sanitized server error')
+
+function serverError(original: unknown, code = 500): FeathersError {
+  const shaped = code === 503 ? new Unavailable('Service unavailable') : new GeneralError('Internal server error')
+  Object.defineProperty(shaped, 'cause', { value: originalErrorOf(original), enumerable: false, configurable: true })
+  Object.defineProperty(shaped, SANITIZED, { value: true, enumerable: false })
+  return shaped
+}
+
+/** The error to log for a server error: the original behind a sanitised one, else the error itself. */
+export function originalErrorOf(error: any): unknown {
+  return error?.[SANITIZED] && error.cause !== undefined ? error.cause : error
+}
+
 /**
  * Feathers resolvers collect each property's error as {name: error.toJSON() | {message}} under
  * 'Error resolving data'. Client errors keep their message per field; anything else (a database
  * error, a bug) is a server error whose text never reaches the client.
  */
-function shapeResolverError(error: FeathersError, log?: (error: unknown) => void): FeathersError {
+function shapeResolverError(error: FeathersError): FeathersError {
   const errors: Record<string, string> = {}
   for (const [field, inner] of Object.entries((error.data ?? {}) as Record<string, any>)) {
     const code = Number(inner?.code)
-    if (!(code >= 400 && code < 500)) {
-      log?.(error)
-      return new GeneralError('Internal server error')
-    }
+    if (!(code >= 400 && code < 500)) return serverError(error)
     errors[field] = String(inner.message ?? 'is invalid')
   }
   return new BadRequest('Validation failed', { errors })
 }
 
-export function shapeError(error: any, log?: (error: unknown) => void): FeathersError {
+/**
+ * Turns any error into the spec's shape {name, message, code, className, errors?, data?}:
+ * validation lists become field maps, database errors lose their SQL, unknown errors lose
+ * everything but a generic message (the original stays reachable through originalErrorOf).
+ * Logging is not done here: errorMiddleware writes one line per failed request.
+ */
+export function shapeError(error: any): FeathersError {
   if (error instanceof FeathersError) {
     if (error.code === 400 && error.message.startsWith('Error resolving data') && error.data && typeof error.data === 'object') {
-      return shapeResolverError(error, log)
+      return shapeResolverError(error)
     }
     if (error.code === 400 && isAjvErrorList(error.data)) {
       return new BadRequest('Validation failed', { errors: fieldErrors(error.data) })
@@ -115,23 +139,17 @@ export function shapeError(error: any, log?: (error: unknown) => void): Feathers
     }
     const translated = translateDatabaseError(error)
     if (translated) return translated
-    if (error.code >= 500) {
-      log?.(error)
-      return error.code === 503 ? new Unavailable('Service unavailable') : new GeneralError('Internal server error')
-    }
+    if (error.code >= 500) return (error as any)[SANITIZED] ? error : serverError(error, error.code === 503 ? 503 : 500)
     return error
   }
   const translated = translateDatabaseError(error)
   if (translated) return translated
-  log?.(error)
-  return new GeneralError('Internal server error')
+  return serverError(error)
 }
 
 /** App-level error hook: every service error leaves in the spec's shape. */
 export const shapeServiceErrors = async (context: HookContext) => {
-  context.error = shapeError(context.error, (error) =>
-    context.app.get('logger')?.error({ err: error, path: context.path, method: context.method }, 'service error')
-  )
+  context.error = shapeError(context.error)
 }
 
 const toBody = (error: FeathersError) => {
@@ -142,11 +160,16 @@ const toBody = (error: FeathersError) => {
   return body
 }
 
+// The JSON parser (co-body, with bourne) refuses __proto__ and constructor.prototype keys outright.
+const isPrototypeKeyRefusal = (error: any) => error instanceof SyntaxError && /forbidden prototype property/.test(error.message)
+const PROTOTYPE_KEY_REFUSED = 'Invalid request body: a "__proto__" or "constructor.prototype" key is not allowed'
+
 /**
  * Koa error middleware: covers what never reaches a service (bad JSON, unknown routes,
  * body too large) and guarantees that no stack, SQL or internal detail is ever sent.
+ * Every server error is logged here, once per request, with the original error and req_id.
  */
-export const errorMiddleware = () => async (ctx: Context, next: Next) => {
+export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: Next) => {
   try {
     await next()
     if (ctx.body === undefined && ctx.status === 404) {
@@ -154,15 +177,16 @@ export const errorMiddleware = () => async (ctx: Context, next: Next) => {
     }
   } catch (raw: any) {
     let error: FeathersError
-    if (raw instanceof FeathersError) {
-      error = shapeError(raw, (e) => ctx.app.emit('feathers-error', e, ctx))
-    } else if (typeof raw?.status === 'number' && raw.status >= 400 && raw.status < 500) {
+    if (!(raw instanceof FeathersError) && typeof raw?.status === 'number' && raw.status >= 400 && raw.status < 500) {
       // http-errors thrown by koa-body and friends: malformed JSON, payload too large, ...
       error = raw.status === 413
         ? new FeathersError('Request body is too large', 'PayloadTooLarge', 413, 'payload-too-large', {})
-        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : 'Invalid request body')
+        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : isPrototypeKeyRefusal(raw) ? PROTOTYPE_KEY_REFUSED : 'Invalid request body')
     } else {
-      error = shapeError(raw, (e) => ctx.app.emit('feathers-error', e, ctx))
+      error = shapeError(raw)
+    }
+    if (error.code >= 500) {
+      logger?.error({ err: originalErrorOf(error), req_id: ctx.state.requestId, method: ctx.method, url: redactUrl(ctx.originalUrl) }, 'request failed')
     }
     ctx.status = error.code
     ctx.set(rateLimitHeadersOf(ctx, error))

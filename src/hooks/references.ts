@@ -24,7 +24,8 @@ export const verifyReferences = (references: Record<string, Reference>) => async
   if (present.length === 0) return context
 
   const organizationId = await targetOrganization(context)
-  const db = context.app.get('knex')
+  // Inside the caller's transaction the check sees the rows that transaction wrote.
+  const db = context.params.transaction?.trx ?? context.app.get('knex')
   const probes = present.map(([field, reference]) => {
     const id = data[field]
     if (reference.table === 'member') {

@@ -191,6 +191,31 @@ describe('booking links and the public booking page', () => {
       expect((await t.http().get(`/reservations/${ok.body.reservation.id}`).set(acme.key)).body.custom_fields_by_key).toEqual({ hair_length: 'long' })
     })
 
+    it('when a public booking fails (the time is taken, a custom field is bad), then no contact is written; when it succeeds, the contact and the reservation both are', async () => {
+      const date = inDays(10)
+      const contactsTotal = async () => (await t.http().get('/contacts').set(acme.key)).body.total as number
+      const first = await pub().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: at(date, '09:00'), contact: { first_name: 'Olga', email: 'olga@example.test' } })
+      expect(first.status).toBe(201)
+      const before = await contactsTotal()
+
+      const taken = await pub().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: at(date, '09:00'), contact: { first_name: 'Pau', email: 'pau@example.test' } })
+      expect(taken.status).toBe(409)
+      const badField = await pub().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: at(date, '10:00'), contact: { first_name: 'Pau', email: 'pau@example.test' }, custom_fields_by_key: { not_a_field: 'x' } })
+      expect(badField.status).toBe(400)
+      expect(badField.body.errors).toEqual({ 'custom_fields_by_key.not_a_field': 'is not a custom field key of this organization' })
+      expect(await contactsTotal()).toBe(before)
+      expect((await t.http().get('/contacts').set(acme.key).query({ email: 'pau@example.test' })).body.total).toBe(0)
+
+      const ok = await pub().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: at(date, '10:00'), contact: { first_name: 'Pau', email: 'pau@example.test' } })
+      expect(ok.status, JSON.stringify(ok.body)).toBe(201)
+      expect(await contactsTotal()).toBe(before + 1)
+      const pau = await t.http().get('/contacts').set(acme.key).query({ email: 'pau@example.test' })
+      expect(pau.body.total).toBe(1)
+      const reservation = await t.http().get(`/reservations/${ok.body.reservation.id}`).set(acme.key)
+      expect(reservation.body).toMatchObject({ contact_id: pau.body.data[0].id, source: 'booking_link', status: 'confirmed' })
+      expect((await t.http().get(`/contacts/${pau.body.data[0].id}`).set(globex.key)).status).toBe(404)
+    })
+
     it('when a link is inactive or deleted, then every public route answers 404; the private API is not reachable through them', async () => {
       const own = await created(t, acme, '/reservation-booking-links', { slug: `gone-${acme.organization.id}`, name: 'Gone', service_ids: [service.id] })
       const routes = async (s: string) => [

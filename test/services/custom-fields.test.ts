@@ -262,4 +262,77 @@ describe('custom fields', () => {
       expect(large.sql.filter((sql) => sql.includes('custom_fields') && sql.includes('entity_type'))).toHaveLength(1)
     })
   })
+
+  describe('reserved names and prototype keys', () => {
+    const rawJson = (tenant: Tenant, path: string, json: string) =>
+      t.http().post(path).set(tenant.key).set('Content-Type', 'application/json').send(json)
+
+    it.each(['__proto__', 'constructor', 'prototype'])('when a definition is named or keyed %s, then 400 naming the field and nothing is stored', async (word) => {
+      const byName = await define(acme, { entity_type: 'contact', key: 'safe_key', name: word, field_type: 'text' })
+      expect(byName.status).toBe(400)
+      expect(byName.body).toMatchObject({ name: 'BadRequest', errors: { name: 'is a reserved word' } })
+      if (/^[a-z]/.test(word)) {
+        const byKey = await define(acme, { entity_type: 'contact', key: word, name: 'Safe name', field_type: 'text' })
+        expect(byKey.status).toBe(400)
+        expect(byKey.body).toMatchObject({ name: 'BadRequest', errors: { key: 'is a reserved word' } })
+      }
+      const stored = await t.http().get('/custom-fields').set(acme.key).query({ entity_type: 'contact' })
+      expect(stored.body.data.map((d: any) => d.name)).not.toContain(word)
+      expect(stored.body.data.map((d: any) => d.key)).not.toContain(word)
+    })
+
+    it('when an existing definition is renamed to __proto__, then 400 and the name is unchanged', async () => {
+      const created = await define(acme, { entity_type: 'deal', key: 'rename_me', name: 'Rename me', field_type: 'text' })
+      const renamed = await t.http().patch(`/custom-fields/${created.body.id}`).set(acme.key).send({ name: ' __proto__ ' })
+      expect(renamed.status).toBe(400)
+      expect(renamed.body.errors).toEqual({ name: 'is a reserved word' })
+      expect((await t.http().get(`/custom-fields/${created.body.id}`).set(acme.key)).body.name).toBe('Rename me')
+    })
+
+    it('when a body sends custom_fields_by_name {"__proto__": ...} as raw JSON, then 400 naming the key rule, nothing is stored and no prototype is polluted', async () => {
+      const res = await rawJson(acme, '/companies', '{"name":"Proto Inc","custom_fields_by_name":{"__proto__":{"polluted":true}}}')
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual({ name: 'BadRequest', code: 400, className: 'bad-request', message: 'Invalid request body: a "__proto__" or "constructor.prototype" key is not allowed' })
+      expect(({} as any).polluted).toBeUndefined()
+      const list = await t.http().get('/companies').set(acme.key).query({ name: 'Proto Inc' })
+      expect(list.body.total).toBe(0)
+    })
+
+    it('when a body sends custom_fields_by_name {"constructor": ..., "toString": ...}, then 400 naming each as an unknown field and nothing is stored', async () => {
+      const res = await rawJson(acme, '/companies', '{"name":"Ctor Inc","custom_fields_by_name":{"constructor":"x","toString":"y","hasOwnProperty":"z"}}')
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toEqual({
+        'custom_fields_by_name.constructor': 'is not a custom field name of this organization',
+        'custom_fields_by_name.toString': 'is not a custom field name of this organization',
+        'custom_fields_by_name.hasOwnProperty': 'is not a custom field name of this organization'
+      })
+      const list = await t.http().get('/companies').set(acme.key).query({ name: 'Ctor Inc' })
+      expect(list.body.total).toBe(0)
+    })
+
+    it('when a definition named __proto__ exists from before the check, then its stored value reads back as a plain field', async () => {
+      const tenant = await createTenant(t, 'Legacy')
+      await t.db('custom_fields').insert({ organization_id: tenant.organization.id, entity_type: 'company', key: 'legacy', name: '__proto__', field_type: 'text' })
+      const created = await t.http().post('/companies').set(tenant.key).send({ name: 'Legacy Ltd' })
+      await t.db('companies').where({ organization_id: tenant.organization.id, id: created.body.id }).update({ custom_fields: JSON.stringify({ legacy: 'kept' }) })
+      const read = await t.http().get(`/companies/${created.body.id}`).set(tenant.key)
+      expect(read.status).toBe(200)
+      expect(read.text).toContain('"custom_fields_by_name":{"__proto__":"kept"}')
+      const crossTenant = await t.http().get(`/companies/${created.body.id}`).set(other.key)
+      expect(crossTenant.status).toBe(404)
+    })
+
+    it('when a definition keyed constructor exists from before the check and no value is set, then the output has no such field', async () => {
+      const tenant = await createTenant(t, 'Legacy2')
+      await t.db('custom_fields').insert({ organization_id: tenant.organization.id, entity_type: 'company', key: 'constructor', name: 'Builder', field_type: 'text' })
+      await t.db('custom_fields').insert({ organization_id: tenant.organization.id, entity_type: 'company', key: 'size_note', name: 'Size note', field_type: 'text' })
+      const created = await t.http().post('/companies').set(tenant.key).send({ name: 'Builder Co', custom_fields_by_name: { 'Size note': 'big' } })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      const read = await t.http().get(`/companies/${created.body.id}`).set(tenant.key)
+      expect(read.body.custom_fields_by_name).toEqual({ 'Size note': 'big' })
+      const [row] = await attachCustomFields(t.db, [await t.db('companies').where({ id: created.body.id }).first()], 'company', 'name')
+      expect(Object.keys(row.custom_fields_by_name)).toEqual(['Size note'])
+      expect(Object.getPrototypeOf(row.custom_fields_by_name)).toBeNull()
+    })
+  })
 })

@@ -1,4 +1,7 @@
 import fs from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
@@ -282,6 +285,45 @@ describe.each([localDisk, s3Backend()])('product media on $name', (backend) => {
       expect(read.body).toMatchObject({ position: 9, file_name: 'passwd.png' })
     })
 
+    it('when six uploads to one product run at once, then every item gets its own position — on a Postgres server (the .ci/run server run is the one that counts; embedded Postgres has one connection so it cannot fail there)', async () => {
+      const racing = await newProduct(acme, 'Racing product')
+      const results = await Promise.all([31, 32, 33, 34, 35, 36].map((seed) => upload(acme, { product_id: racing }, png(seed), `race-${seed}.png`)))
+      expect(results.map((res) => res.status)).toEqual([201, 201, 201, 201, 201, 201])
+      const page = await t.http().get('/product-media').set(acme.key).query({ product_id: racing })
+      const positions = page.body.data.map((item: any) => item.position)
+      expect(positions).toHaveLength(6)
+      expect(new Set(positions).size).toBe(6)
+    })
+
+    it('when an upload, a patch or a reorder asks for a position another live item holds, then 409/400 naming position and nothing moves', async () => {
+      const crowded = await newProduct(acme, 'Crowded product')
+      const first = await upload(acme, { product_id: crowded }, png(41))
+      const second = await upload(acme, { product_id: crowded }, png(42))
+      expect([first.body.position, second.body.position]).toEqual([0, 1])
+      const clash = await upload(acme, { product_id: crowded, position: 1 }, png(43))
+      expect(clash.status).toBe(409)
+      expect(clash.body).toMatchObject({ name: 'Conflict', errors: { position: 'is already taken' } })
+      const patched = await t.http().patch(`/product-media/${first.body.id}`).set(acme.key).send({ position: 1 })
+      expect(patched.status).toBe(409)
+      expect(patched.body.errors).toEqual({ position: 'is already taken' })
+      const reorder = await t.http().post('/product-media/reorder').set(acme.key).send({
+        product_id: crowded, positions: [{ id: first.body.id, position: 5 }, { id: second.body.id, position: 5 }]
+      })
+      expect(reorder.status).toBe(400)
+      expect(reorder.body.errors).toEqual({ positions: 'must give each item a different position' })
+      const page = await t.http().get('/product-media').set(acme.key).query({ product_id: crowded })
+      expect(page.body.data.map((item: any) => [item.id, item.position])).toEqual([[first.body.id, 0], [second.body.id, 1]])
+      const swapped = await t.http().post('/product-media/reorder').set(acme.key).send({
+        product_id: crowded, positions: [{ id: first.body.id, position: 1 }, { id: second.body.id, position: 0 }]
+      })
+      expect(swapped.status).toBe(200)
+      const after = await t.http().get('/product-media').set(acme.key).query({ product_id: crowded })
+      expect(after.body.data.map((item: any) => [item.id, item.position])).toEqual([[second.body.id, 0], [first.body.id, 1]])
+      await t.http().delete(`/product-media/${first.body.id}`).set(acme.key).expect(200)
+      const reused = await upload(acme, { product_id: crowded, position: 1 }, png(44))
+      expect(reused.status, JSON.stringify(reused.body)).toBe(201)
+    })
+
     it('when pages of 1 and of 3 items are listed, then the same number of queries runs', async () => {
       const one = await countQueries(t.db, () => t.http().get('/product-media').set(acme.key).query({ product_id: product, $limit: 1 }))
       const three = await countQueries(t.db, () => t.http().get('/product-media').set(acme.key).query({ product_id: product, $limit: 3 }))
@@ -433,6 +475,82 @@ describe.each([localDisk, s3Backend()])('product media on $name', (backend) => {
     expect(document.components.schemas.ProductMediaUpload.properties.file).toMatchObject({ type: 'string', format: 'binary' })
     expect(document.paths['/product-media/reorder'].post).toBeDefined()
     expect(document.paths['/storage-url-signing'].post).toBeDefined()
+  })
+
+  describe('authentication before the body', () => {
+    /**
+     * Sends the headers and the first bytes of a multipart upload that announces more, and waits
+     * for the answer without ever finishing the body: only a server that decides before reading
+     * the body can answer.
+     */
+    async function answerToUnfinishedUpload(headers: Record<string, string>) {
+      const server = http.createServer(t.app.callback())
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const boundary = 'unfinished-upload-boundary'
+      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="product_id"\r\n\r\n${productId}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`)
+      const announced = head.length + MAX_BYTES - 1000
+      try {
+        return await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+          const req = http.request({
+            host: '127.0.0.1', port: (server.address() as AddressInfo).port, method: 'POST', path: '/product-media',
+            headers: { ...headers, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': String(announced) }
+          }, (res) => {
+            const chunks: Buffer[] = []
+            res.on('data', (chunk) => chunks.push(chunk))
+            res.on('end', () => {
+              resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString()) })
+              req.destroy()
+            })
+          })
+          req.on('error', () => undefined)
+          setTimeout(() => { req.destroy(); reject(new Error('no answer before the body was complete')) }, 3000)
+          req.write(Buffer.concat([head, png(1).subarray(0, 200), Buffer.alloc(1000)]))
+        })
+      } finally {
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    }
+
+    it.each([
+      ['an invalid API key', { 'x-api-key': 'crm_invalid_0000000000000000000000000000000000000000000' }],
+      ['an invalid bearer token', { Authorization: 'Bearer not.a.jwt' }],
+      ['no credentials', {}]
+    ])('when a large multipart upload carries %s, then 401 answers before the body is read and no temporary file is written', async (_label, headers) => {
+      const ownTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-test-tmp-'))
+      const tmpdir = process.env.TMPDIR
+      process.env.TMPDIR = ownTmp
+      try {
+        const answer = await answerToUnfinishedUpload(headers as Record<string, string>)
+        expect(answer.status).toBe(401)
+        expect(answer.body).toMatchObject({ name: 'NotAuthenticated', code: 401, className: 'not-authenticated' })
+        if ('x-api-key' in headers || Object.keys(headers).length === 0) expect(answer.body.message).toBe('Invalid API key')
+        expect(answer.headers.connection).toBe('close')
+        expect(fs.readdirSync(ownTmp)).toEqual([])
+      } finally {
+        if (tmpdir === undefined) delete process.env.TMPDIR
+        else process.env.TMPDIR = tmpdir
+        fs.rmSync(ownTmp, { recursive: true, force: true })
+      }
+      expect(await backend.keys(t, String(acme.organization.id))).not.toContainEqual(expect.stringMatching(/big/))
+    })
+
+    it('when an upload is made with an API key, then the rate limit counts it once; with a bearer token it is stored too', async () => {
+      const remaining = async (res: { headers: Record<string, string> }) => Number(res.headers['ratelimit-remaining'])
+      const before = await remaining(await t.http().get('/products').set(acme.key))
+      const uploaded = await upload(acme, { product_id: productId }, png(81))
+      expect(uploaded.status).toBe(201)
+      expect(await remaining(uploaded)).toBe(before - 1)
+      expect(await remaining(await t.http().get('/products').set(acme.key))).toBe(before - 2)
+      const byBearer = await t.http().post('/product-media').set(acme.bearer).field('organization_id', String(acme.organization.id))
+        .field('product_id', String(productId)).attach('file', png(82), 'bearer.png')
+      expect(byBearer.status, JSON.stringify(byBearer.body)).toBe(201)
+      expect((await t.http().get(`/product-media/${byBearer.body.id}`).set(acme.key)).body.file_name).toBe('bearer.png')
+      const crossTenant = await t.http().post('/product-media').set(globex.key).field('organization_id', String(acme.organization.id))
+        .field('product_id', String(productId)).attach('file', png(83), 'theirs.png')
+      expect(crossTenant.status).toBe(403)
+    })
   })
 
   describe('across organizations', () => {

@@ -30,6 +30,30 @@ export interface CustomFieldDefinition {
   required: boolean
 }
 
+/**
+ * Words a custom field may not be named or keyed: as property names they would reach an
+ * object's prototype. Values are mapped on null-prototype objects anyway (see valuesObject);
+ * refusing the names keeps every client's own mapping safe too.
+ */
+export const RESERVED_FIELD_WORDS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype'])
+
+/** Before hook of custom field create and patch: a reserved key or name is a 400 naming it. */
+export const refuseReservedFieldNames = async (context: HookContext) => {
+  const data = (context.data ?? {}) as Record<string, unknown>
+  const errors: Record<string, string> = {}
+  for (const field of ['key', 'name']) {
+    const value = data[field]
+    if (typeof value === 'string' && RESERVED_FIELD_WORDS.has(value.trim())) errors[field] = 'is a reserved word'
+  }
+  if (Object.keys(errors).length) throw new BadRequest('Invalid custom field', { errors })
+  return context
+}
+
+/** A name-to-value map with no prototype: a field called __proto__ or constructor is just a key. */
+const valuesObject = (): Record<string, unknown> => Object.create(null)
+
+const storedValue = (stored: Record<string, unknown>, key: string) => (Object.hasOwn(stored, key) ? stored[key] : undefined)
+
 /** The body property carrying the values for each addressing mode. */
 export const customFieldsProperty = (by: CustomFieldAddressing) => (by === 'name' ? 'custom_fields_by_name' : 'custom_fields_by_key')
 
@@ -56,7 +80,7 @@ export function definitionsFor(context: HookContext, organizationId: number, ent
   const cacheKey = `${organizationId}:${entityType}`
   let definitions = cache.get(cacheKey)
   if (!definitions) {
-    definitions = loadDefinitions(context.app.get('knex'), [organizationId], entityType)
+    definitions = loadDefinitions(context.params.transaction?.trx ?? context.app.get('knex'), [organizationId], entityType)
     cache.set(cacheKey, definitions)
     definitions.catch(() => cache!.delete(cacheKey))
   }
@@ -135,7 +159,7 @@ export function validateCustomFieldValues(
   const property = customFieldsProperty(by)
   const byAddress = new Map(definitions.map((definition) => [definition[by], definition]))
   const errors: Record<string, string> = {}
-  const changes: CustomFieldChanges = { set: {}, cleared: [] }
+  const changes: CustomFieldChanges = { set: valuesObject(), cleared: [] }
   for (const [address, value] of Object.entries(input ?? {})) {
     const definition = byAddress.get(address)
     if (!definition) {
@@ -151,7 +175,7 @@ export function validateCustomFieldValues(
   }
   if (mode === 'create') {
     for (const definition of definitions) {
-      if (definition.required && !(definition.key in changes.set)) {
+      if (definition.required && !Object.hasOwn(changes.set, definition.key)) {
         errors[`${property}.${definition[by]}`] ??= 'is required'
       }
     }
@@ -193,11 +217,12 @@ export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: Custom
 export const customFieldsOutput = <T extends Record<string, any>>(entityType: CustomFieldEntity, by: CustomFieldAddressing) =>
   async (row: T, context: HookContext): Promise<Record<string, unknown>> => {
     const stored = (row.custom_fields ?? {}) as Record<string, unknown>
-    if (Object.keys(stored).length === 0 || row.organization_id === undefined) return {}
+    if (Object.keys(stored).length === 0 || row.organization_id === undefined) return valuesObject()
     const definitions = await definitionsFor(context, row.organization_id, entityType)
-    const output: Record<string, unknown> = {}
+    const output = valuesObject()
     for (const definition of definitions) {
-      if (stored[definition.key] !== undefined && stored[definition.key] !== null) output[definition[by]] = stored[definition.key]
+      const value = storedValue(stored, definition.key)
+      if (value !== undefined && value !== null) output[definition[by]] = value
     }
     return output
   }
@@ -211,11 +236,12 @@ export async function attachCustomFields(db: Knex, rows: Record<string, any>[], 
   const property = customFieldsProperty(by)
   for (const row of rows) {
     const stored = (row.custom_fields ?? {}) as Record<string, unknown>
-    row[property] = Object.fromEntries(
-      definitions
-        .filter((d) => d.organization_id === row.organization_id && stored[d.key] !== undefined && stored[d.key] !== null)
-        .map((d) => [d[by], stored[d.key]])
-    )
+    const output = valuesObject()
+    for (const definition of definitions) {
+      const value = storedValue(stored, definition.key)
+      if (definition.organization_id === row.organization_id && value !== undefined && value !== null) output[definition[by]] = value
+    }
+    row[property] = output
   }
   return rows
 }

@@ -9,6 +9,7 @@ import {
   customFieldQueryValidator, customFieldSchema
 } from './custom-fields.schema.js'
 import { customFieldMethods, customFieldPath } from './custom-fields.shared.js'
+import { refuseReservedFieldNames } from './custom-field-values.js'
 
 export * from './custom-fields.class.js'
 export * from './custom-fields.schema.js'
@@ -61,7 +62,7 @@ export const customField = (app: Application) =>
     schemas: { result: customFieldSchema, data: customFieldDataSchema, patch: customFieldPatchSchema, query: customFieldQuerySchema },
     validators: { query: customFieldQueryValidator, data: customFieldDataValidator, patch: customFieldPatchValidator },
     resolvers: { data: customFieldDataResolver, patch: customFieldPatchResolver },
-    rules: { create: [checkDefinition], patch: [checkDefinition] }
+    rules: { create: [refuseReservedFieldNames, checkDefinition], patch: [refuseReservedFieldNames, checkDefinition] }
   })
 
 declare module '../../declarations.js' {

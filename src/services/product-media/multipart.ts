@@ -4,6 +4,8 @@ import path from 'node:path'
 import busboy from 'busboy'
 import { BadRequest } from '@feathersjs/errors'
 import type { Context, Next } from 'koa'
+import type { Application } from '../../declarations.js'
+import { authenticateBeforeBody } from '../../hooks/authenticate.js'
 import { receiveToFile, tooLarge } from '../../storage/receive.js'
 import { sanitizeFileName } from './product-media.class.js'
 import type { UploadedFile } from './product-media.class.js'
@@ -11,6 +13,8 @@ import type { UploadedFile } from './product-media.class.js'
 // Room for the multipart boundaries and text fields around the file.
 const MULTIPART_OVERHEAD = 64 * 1024
 const FILE_FIELD = 'file'
+/** Temporary directories of uploads being received, under os.tmpdir(). */
+export const UPLOAD_DIRECTORY_PREFIX = 'crm-upload-'
 
 interface ParsedUpload {
   fields: Record<string, string>
@@ -82,20 +86,27 @@ function parseMultipart(ctx: Context, directory: string, maxBytes: number): Prom
 }
 
 /**
- * Koa middleware in front of POST /product-media: streams the multipart body (the app's body
- * parser reads JSON only), enforcing the size limit while reading. The text fields become the
- * call's data, the file is params.upload; the temporary file is removed when the call ends,
- * whatever its outcome. Requests without credentials are not read at all: the service answers 401.
+ * Koa middleware in front of POST /product-media: authenticates the request first (401, and
+ * the connection closed, before a byte of the body is read), then streams the multipart body
+ * (the app's body parser reads JSON only), enforcing the size limit while reading. The text
+ * fields become the call's data, the file is params.upload; the temporary file is removed when
+ * the call ends, whatever its outcome.
  */
-export const multipartUpload = (maxBytes: () => number) => async (ctx: Context, next: Next) => {
+export const multipartUpload = (app: Application, maxBytes: () => number) => async (ctx: Context, next: Next) => {
   const createCall = ctx.method === 'POST' && ctx.lookup?.params?.__id === undefined
-  if (!createCall || !ctx.is('multipart/form-data') || !ctx.feathers?.authentication) return next()
+  if (!createCall || !ctx.is('multipart/form-data')) return next()
+  try {
+    await authenticateBeforeBody(app, ctx)
+  } catch (error) {
+    ctx.set('Connection', 'close')
+    throw error
+  }
   const limit = maxBytes()
   if (Number(ctx.get('content-length') || 0) > limit + MULTIPART_OVERHEAD) {
     ctx.set('Connection', 'close')
     throw tooLarge(limit)
   }
-  const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'crm-upload-'))
+  const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), UPLOAD_DIRECTORY_PREFIX))
   try {
     const { fields, file } = await parseMultipart(ctx, directory, limit).catch((error) => {
       if (error?.code === 413) ctx.set('Connection', 'close')

@@ -45,6 +45,24 @@ export function sanitizeFileName(name: string | undefined): string {
   return (cleaned || 'file').slice(0, 200)
 }
 
+/**
+ * Serialises the writes that choose positions among one product's media: the product row is
+ * locked (FOR NO KEY UPDATE, which does not block references to it) until the transaction
+ * ends, so two uploads never compute the same next position. The partial unique index
+ * product_media_live_position_unique is the guarantee behind it.
+ */
+async function lockProductMedia(trx: Knex.Transaction, organizationId: number, productId: number) {
+  await trx('products').select('id').where({ organization_id: organizationId, id: productId }).forNoKeyUpdate()
+}
+
+/** After the last live item of the product, computed inside the INSERT itself. */
+function nextPosition(trx: Knex.Transaction, organizationId: number, productId: number) {
+  return trx.raw(
+    '(SELECT coalesce(max(position) + 1, 0) FROM product_media WHERE organization_id = ? AND product_id = ? AND deleted_at IS NULL)',
+    [organizationId, productId]
+  )
+}
+
 export class ProductMediaService extends RecordService<ProductMedia, ProductMediaData, ProductMediaParams, ProductMediaPatch> {
   private timer?: NodeJS.Timeout
   private purging?: Promise<unknown>
@@ -81,8 +99,9 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
     await this.storage.put(key, fs.createReadStream(upload.path), { contentType: detected.mime, size: upload.size })
     const publicUrl = this.storage.publicUrl(key)
     try {
-      const [row] = await this.knex('product_media')
-        .insert({
+      return await this.knex.transaction(async (trx) => {
+        await lockProductMedia(trx, organizationId, data.product_id)
+        const [row] = await trx('product_media').insert({
           organization_id: organizationId,
           product_id: data.product_id,
           file_name: upload.name,
@@ -91,22 +110,14 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
           file_path: new URL(publicUrl).pathname,
           storage_key: key,
           storage_path: publicUrl,
-          position: data.position ?? this.nextPosition(organizationId, data.product_id)
-        })
-        .returning('*')
-      return row
+          position: data.position ?? nextPosition(trx, organizationId, data.product_id)
+        }).returning('*')
+        return row
+      })
     } catch (error) {
       await this.storage.delete(key).catch((cleanup) => this.app.get('logger')?.error({ err: cleanup, key }, 'orphan file not removed'))
       throw error
     }
-  }
-
-  /** After the last live item of the product, computed inside the INSERT itself. */
-  private nextPosition(organizationId: number, productId: number) {
-    return this.knex.raw(
-      '(SELECT coalesce(max(position) + 1, 0) FROM product_media WHERE organization_id = ? AND product_id = ? AND deleted_at IS NULL)',
-      [organizationId, productId]
-    )
   }
 
   /**
@@ -181,8 +192,12 @@ export class ProductMediaReorderService {
     if (new Set(ids).size !== ids.length) {
       throw new BadRequest('Validation failed', { errors: { positions: 'must list each id once' } })
     }
+    if (new Set(data.positions.map((entry) => entry.position)).size !== ids.length) {
+      throw new BadRequest('Validation failed', { errors: { positions: 'must give each item a different position' } })
+    }
     return this.knex.transaction(async (trx) => {
       const scope = { organization_id: data.organization_id!, product_id: data.product_id }
+      await lockProductMedia(trx, scope.organization_id, scope.product_id)
       const live: { id: number }[] = await trx('product_media').select('id').where(scope).whereNull('deleted_at').whereIn('id', ids).forUpdate()
       const found = new Set(live.map((row) => row.id))
       const missing = ids.filter((id) => !found.has(id))
@@ -191,6 +206,10 @@ export class ProductMediaReorderService {
           errors: { positions: `ids ${missing.join(', ')} are not live media of this product` }
         })
       }
+      // The unique index is checked row by row, so a swap would collide halfway: the items
+      // first step aside to negative positions (distinct, as their positions are), then move.
+      await trx('product_media').where(scope).whereNull('deleted_at').whereIn('id', ids)
+        .update({ position: trx.raw('-1 - position') })
       const cases = data.positions.map(() => 'WHEN ? THEN ?::integer').join(' ')
       const updated = await trx('product_media')
         .where(scope)

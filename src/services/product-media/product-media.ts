@@ -39,7 +39,7 @@ export const productMedia = (app: Application) => {
     references: { product_id: { table: 'products' } },
     joins: { record: [PRODUCT] },
     rules: { patch: [sanitizePatchedName] },
-    koa: { before: [multipartUpload(() => app.get('uploadMaxBytes'))] },
+    koa: { before: [multipartUpload(app, () => app.get('uploadMaxBytes'))] },
     docs: { createContentType: 'multipart/form-data' }
   })
 

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import { BadRequest, NotFound } from '@feathersjs/errors'
 import type { Id, Params } from '@feathersjs/feathers'
+import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { slotsOf } from '../reservation-available-slots/reservation-available-slots.class.js'
 import { normalizePhone } from '../contacts/contacts.class.js'
@@ -80,51 +81,58 @@ export class PublicSlotsService {
 export class PublicBookingService {
   constructor(private app: Application) {}
 
+  /**
+   * The contact and the reservation are written in one transaction: a booking that fails (409
+   * the time is taken, 400 a bad custom field) leaves no new contact behind.
+   */
   async create(data: PublicBookingData, params: RouteParams) {
     const link = await activeLink(this.app, params.route?.slug)
     offeredService(link, data.service_id)
-    const contactId = await this.contactFor(link.organization_id, data.contact)
     const manageToken = crypto.randomBytes(24).toString('base64url')
-    const reservation = await this.app.service('reservations').create(
-      {
-        organization_id: link.organization_id,
-        service_id: data.service_id,
-        contact_id: contactId,
-        start_datetime: data.start_datetime,
-        party_size: data.party_size,
-        notes: data.notes,
-        custom_fields_by_key: data.custom_fields_by_key
-      },
-      { system: true, reservationSource: 'booking_link', bookingLinkId: link.id, manageTokenHash: hashToken(manageToken) }
-    )
+    const reservation = await this.app.get('knex').transaction(async (trx) => {
+      const contactId = await contactFor(trx, link.organization_id, data.contact)
+      return this.app.service('reservations').create(
+        {
+          organization_id: link.organization_id,
+          service_id: data.service_id,
+          contact_id: contactId,
+          start_datetime: data.start_datetime,
+          party_size: data.party_size,
+          notes: data.notes,
+          custom_fields_by_key: data.custom_fields_by_key
+        },
+        {
+          system: true, transaction: { trx, starting: false }, reservationSource: 'booking_link', bookingLinkId: link.id, manageTokenHash: hashToken(manageToken)
+        }
+      )
+    })
     return { reservation: publicView(reservation), manage_token: manageToken }
   }
+}
 
-  /**
-   * The organization's contact with this e-mail (any case), or a new one. A transaction-scoped
-   * advisory lock on (organization, e-mail) makes two simultaneous first bookings create one contact.
-   */
-  private async contactFor(organizationId: number, contact: PublicBookingData['contact']): Promise<number> {
-    const email = contact.email.trim()
-    return this.app.get('knex').transaction(async (trx) => {
-      await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(lower(?)))', [organizationId, email])
-      const existing = await trx('contacts').select('id')
-        .where('organization_id', organizationId).whereRaw('lower(email) = lower(?)', [email]).whereNull('deleted_at')
-        .orderBy('id').first()
-      if (existing) return existing.id as number
-      const [row] = await trx('contacts').insert({
-        organization_id: organizationId,
-        first_name: contact.first_name,
-        last_name: contact.last_name ?? null,
-        email,
-        phone: contact.phone ?? null,
-        phone_country_code: contact.phone_country_code ?? null,
-        phone_country_iso: contact.phone_country_iso?.toUpperCase() ?? null,
-        phone_normalized: normalizePhone(contact.phone, contact.phone_country_code)
-      }).returning('id')
-      return row.id as number
-    })
-  }
+/**
+ * The organization's contact with this e-mail (any case), or a new one, inside the booking's
+ * transaction. A transaction-scoped advisory lock on (organization, e-mail) makes two
+ * simultaneous first bookings create one contact.
+ */
+async function contactFor(trx: Knex.Transaction, organizationId: number, contact: PublicBookingData['contact']): Promise<number> {
+  const email = contact.email.trim()
+  await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(lower(?)))', [organizationId, email])
+  const existing = await trx('contacts').select('id')
+    .where('organization_id', organizationId).whereRaw('lower(email) = lower(?)', [email]).whereNull('deleted_at')
+    .orderBy('id').first()
+  if (existing) return existing.id as number
+  const [row] = await trx('contacts').insert({
+    organization_id: organizationId,
+    first_name: contact.first_name,
+    last_name: contact.last_name ?? null,
+    email,
+    phone: contact.phone ?? null,
+    phone_country_code: contact.phone_country_code ?? null,
+    phone_country_iso: contact.phone_country_iso?.toUpperCase() ?? null,
+    phone_normalized: normalizePhone(contact.phone, contact.phone_country_code)
+  }).returning('id')
+  return row.id as number
 }
 
 /** POST /public/reservations/:token/cancel — the person who booked cancels (cancelled_by 'contact'). */

@@ -61,15 +61,21 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
         .orWhereRaw('lower(phone) LIKE ?', [pattern]))
   }
 
+  /**
+   * Runs in the caller's transaction when params.transaction is given (as a savepoint), so a
+   * caller that wrote something the reservation depends on (the public booking's new contact)
+   * keeps it only if the reservation is made.
+   */
   async _create(data: any, params: ReservationParams = {}): Promise<any> {
     if (Array.isArray(data)) throw new BadRequest('Send one record at a time')
-    const context = await loadServiceContext(this.knex, data.organization_id, data.service_id)
+    const db = params.transaction?.trx ?? this.knex
+    const context = await loadServiceContext(db, data.organization_id, data.service_id)
     const partySize = data.party_size ?? 1
     const preferred = data.resource_id ?? undefined
     checkPartySize(context, needsFor(context, preferred), partySize)
     const start = Date.parse(data.start_datetime)
     const now = Date.now()
-    return this.knex.transaction(async (trx) => {
+    return db.transaction(async (trx) => {
       const row: Record<string, unknown> = Object.fromEntries(COLUMNS.filter((c) => data[c] !== undefined).map((c) => [c, data[c]]))
       const [created] = await trx('reservations').insert({
         ...row,
