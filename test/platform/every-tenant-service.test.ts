@@ -129,6 +129,26 @@ describe('every tenant service', () => {
     }
   })
 
+  it('when a NUL character hides in a query string, a GET body, a write body or a custom method body, then 400 naming the field, never 500', async () => {
+    for (const { path, methods, filters } of resources) {
+      const filter = filters.find((key) => key !== 'id')!
+      const url = await t.http().get(`/${path}?${filter}=a%00b`).set(a.key)
+      expect(url.status, `${path} ${JSON.stringify(url.body)}`).toBe(400)
+      expect(Object.keys(url.body.errors), path).toEqual([`query.${filter}`])
+      const body = await t.http().get(`/${path}`).set(a.key).send({ query: { [filter]: { $in: ['ok', 'a\u0000b'] } } })
+      expect(body.status, path).toBe(400)
+      if (methods.includes('create') && path !== 'product-media') {
+        const created = await t.http().post(`/${path}`).set(a.key).send({ name: 'nul\u0000name' })
+        expect(created.status, path).toBe(400)
+        expect(created.body.errors, path).toEqual({ name: 'must not contain a NUL character' })
+      }
+      for (const method of methods.filter((m) => !['find', 'get', 'create', 'patch', 'remove', 'update'].includes(m))) {
+        const custom = await t.http().post(`/${path}`).set(a.key).set('X-Service-Method', method).send({ searchTerm: 'ab\u0000' })
+        expect(custom.status, `${path} ${method}`).toBe(400)
+      }
+    }
+  })
+
   it('when PATCH has no id on a resource that declares no change of many, then 400 and nothing changes', async () => {
     for (const { path, methods } of resources.filter((r) => r.methods.includes('patch') && r.path !== 'activities')) {
       const response = await t.http().patch(`/${path}`).set(a.key).send({ name: 'everything' })

@@ -116,7 +116,7 @@ describe('reservations', () => {
       expect(another.status).toBe(409)
     })
 
-    it('when 20 requests race for the last unit, then exactly one gets 201 and nineteen get 409', async () => {
+    it('when 20 requests race for the last unit, then exactly one gets 201 and nineteen get 409 (proven on a Postgres server: the .ci/run server run counts; embedded Postgres has one connection, so races cannot happen there)', async () => {
       const { service, resource } = await hourly(acme, {}, { type: 'room', capacity: 3 })
       const person = await contact(t, acme)
       const start = at(inDays(9), '11:00')
@@ -238,7 +238,7 @@ describe('reservations', () => {
       expect(b.id).toBeGreaterThan(a.id)
     })
 
-    it('when two reservations race to reschedule into the same free hour, then one moves and the other stays where it was', async () => {
+    it('when two reservations race to reschedule into the same free hour, then one moves and the other stays where it was (proven on a Postgres server: the .ci/run server run counts; embedded Postgres has one connection, so races cannot happen there)', async () => {
       const { service } = await hourly()
       const person = await contact(t, acme)
       const date = inDays(19)
