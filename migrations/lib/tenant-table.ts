@@ -1,7 +1,14 @@
 import type { Knex } from 'knex'
 
 /**
- * Creates a table owned by one organization. The tenant id leads the primary key and every
+ * Every timestamp of the service keeps milliseconds (timestamptz(3)), as the API speaks them: a
+ * timestamp read back and used as a filter then matches the very row it came from. Use it for
+ * any timestamp column a migration adds.
+ */
+export const MILLISECONDS = { useTz: true, precision: 3 } as const
+
+/**
+ * Creates a table owned by one organization, with millisecond timestamps. The tenant id leads the primary key and every
  * reference to the table goes through (organization_id, id), so the schema can be distributed
  * by organization (Citus) and a reference can never point into another tenant.
  */
@@ -15,9 +22,9 @@ export async function tenantTable(
     t.increments('id', { primaryKey: false })
     t.integer('organization_id').notNullable().references('id').inTable('organizations').onDelete('CASCADE')
     columns(t)
-    t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now())
-    t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now())
-    if (softDelete) t.timestamp('deleted_at', { useTz: true })
+    t.timestamp('created_at', MILLISECONDS).notNullable().defaultTo(knex.fn.now())
+    t.timestamp('updated_at', MILLISECONDS).notNullable().defaultTo(knex.fn.now())
+    if (softDelete) t.timestamp('deleted_at', MILLISECONDS)
     t.primary(['organization_id', 'id'])
   })
 }

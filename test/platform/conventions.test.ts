@@ -103,6 +103,15 @@ describe('conventions shared by every service', () => {
     expect(bundle.status).toBe(200)
   })
 
+  it('when the schema is migrated, then every timestamp column of every table keeps milliseconds (timestamptz(3))', async () => {
+    const { rows } = await t.db.raw(
+      `SELECT table_name, column_name, datetime_precision FROM information_schema.columns
+       WHERE table_schema = current_schema() AND data_type = 'timestamp with time zone'
+         AND table_name NOT LIKE 'knex_migrations%' AND datetime_precision <> 3`
+    )
+    expect(rows).toEqual([])
+  })
+
   it('when a request carries X-Request-Id, then the response echoes it', async () => {
     const res = await t.http().get('/health').set('X-Request-Id', 'trace-123')
     expect(res.headers['x-request-id']).toBe('trace-123')
