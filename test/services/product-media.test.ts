@@ -363,6 +363,21 @@ describe.each([localDisk, s3Backend()])('product media on $name', (backend) => {
       expect(row.deleted_at).not.toBeNull()
     })
 
+    it('when a product is deleted, then its media are deleted at the same instant and their files are purged after the grace period', async () => {
+      const product = await t.http().post('/products').set(acme.key).send({ name: 'Discontinued' })
+      const items = []
+      for (const seed of [61, 62]) items.push((await upload(acme, { product_id: product.body.id }, png(seed))).body)
+      const removed = await t.http().delete(`/products/${product.body.id}`).set(acme.key)
+      expect(removed.status).toBe(200)
+      const rows = await t.db('product_media').whereIn('id', items.map((item) => item.id))
+      for (const row of rows) expect(row.deleted_at.toISOString()).toBe(removed.body.deleted_at)
+      const listed = await t.http().get('/product-media').set(acme.key).query({ product_id: product.body.id })
+      expect(listed.body.total).toBe(0)
+      await sleep(GRACE_S * 1000 + 200)
+      await purgePass()
+      for (const item of items) expect((await backend.read(t, item.storage_path)).status).toBe(404)
+    })
+
     it('when several purge passes run at once, then every due file is purged by exactly one of them (proven on a Postgres server: the .ci/run server run counts; embedded Postgres has one connection, so races cannot happen there)', async () => {
       const created = []
       for (const seed of [41, 42, 43, 44]) created.push((await upload(acme, { product_id: productId }, png(seed))).body)
