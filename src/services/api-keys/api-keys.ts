@@ -1,6 +1,7 @@
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
+import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { scopeToTenant } from '../../hooks/tenant-scope.js'
 import { ApiKeyService, getOptions } from './api-keys.class.js'
 import {
@@ -23,7 +24,7 @@ export const apiKey = (app: Application) => {
   } as any)
   app.service(apiKeyPath).hooks({
     around: {
-      all: [authenticated, schemaHooks.resolveExternal(apiKeyExternalResolver), schemaHooks.resolveResult(apiKeyResolver)]
+      all: [authenticated, refuseApiKeyCallers, schemaHooks.resolveExternal(apiKeyExternalResolver), schemaHooks.resolveResult(apiKeyResolver)]
     },
     before: {
       all: [schemaHooks.validateQuery(apiKeyQueryValidator), scopeToTenant({ roles: { all: ['owner', 'admin'] } })],

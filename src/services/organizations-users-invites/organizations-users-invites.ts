@@ -2,6 +2,7 @@ import { BadRequest, Forbidden, NotFound } from '@feathersjs/errors'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext, NextFunction } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
+import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { FORBIDDEN_MESSAGE, accessibleOrganizations, scopeToTenant, targetOrganization } from '../../hooks/tenant-scope.js'
 import { mail } from '../../mail/index.js'
 import { InvitationService, getOptions } from './organizations-users-invites.class.js'
@@ -101,7 +102,8 @@ export const invitation = (app: Application) => {
         authenticatedOrToken,
         schemaHooks.resolveExternal(invitationExternalResolver),
         schemaHooks.resolveResult(invitationResolver)
-      ]
+      ],
+      patch: [refuseApiKeyCallers]
     },
     before: {
       all: [schemaHooks.validateQuery(invitationQueryValidator), scopeUnlessToken],
