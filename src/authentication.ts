@@ -36,8 +36,12 @@ export function generateApiKey() {
   return { key, prefix: `${API_KEY_PREFIX}${lookup}`, hash: hashApiKey(key) }
 }
 
-// Keys carry 256 random bits, so a fast hash is as safe as a slow one and costs microseconds.
-export const hashApiKey = (key: string) => crypto.createHash('sha256').update(key).digest('hex')
+// Keys and tokens carry 256 random bits, so a fast hash is as safe as a slow one and costs microseconds.
+export const hashToken = (token: string) => crypto.createHash('sha256').update(token).digest('hex')
+export const hashApiKey = hashToken
+
+/** A new single-use token (invitations, e-mail verification): 256 random bits, URL-safe. */
+export const newToken = () => crypto.randomBytes(32).toString('base64url')
 
 /** x-api-key: the caller is the key's user, confined to the key's organization. */
 export class ApiKeyStrategy extends AuthenticationBaseStrategy {
@@ -130,26 +134,59 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
   }
 }
 
-/** Bearer JWT: the caller is the user, acting in any organization they belong to. */
+/**
+ * When a token was issued, in milliseconds. `iat` has 1-second resolution, too coarse to tell a
+ * token issued just before a password change from one issued just after it, so our tokens also
+ * carry `iat_ms` (see AccountAuthenticationService); a token without it counts from its `iat`.
+ */
+export const tokenIssuedAtMs = (payload: { iat?: number; iat_ms?: unknown }) =>
+  typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat ?? 0) * 1000
+
+/** Issues the JWTs: the standard payload plus `iat_ms`, the issue instant in milliseconds. */
+class AccountAuthenticationService extends AuthenticationService {
+  async getPayload(authResult: AuthenticationResult, params: Params) {
+    return { ...(await super.getPayload(authResult, params)), iat_ms: Date.now() }
+  }
+}
+
+/**
+ * Bearer JWT: the caller is the user, acting in any organization they belong to. One query reads
+ * the memberships and the account's sessions_valid_after: a token issued before the account's
+ * last password or e-mail change (or its claim through an invitation) is refused.
+ */
 class MembershipJwtStrategy extends JWTStrategy {
   async authenticate(authentication: AuthenticationRequest, params: Params) {
     const result: any = await super.authenticate(authentication, params)
-    const memberships: { organization_id: number; role: Role }[] = await (this.app as Application)
-      .get('knex')('organizations_users')
-      .where({ user_id: result.user.id })
-      .select('organization_id', 'role')
+    const rows: { sessions_valid_after: Date | null; organization_id: number | null; role: Role | null }[] = await (
+      this.app as Application
+    )
+      .get('knex')('users as u')
+      .leftJoin('organizations_users as m', 'm.user_id', 'u.id')
+      .where('u.id', result.user.id)
+      .select('u.sessions_valid_after', 'm.organization_id', 'm.role')
+    const validAfter = rows[0]?.sessions_valid_after
+    if (!rows.length || (validAfter && tokenIssuedAtMs(result.authentication.payload) < validAfter.getTime())) {
+      throw new NotAuthenticated('Your session has ended; please sign in again')
+    }
     const caller: Caller = {
       userId: result.user.id,
-      roles: new Map(memberships.map((m) => [m.organization_id, m.role]))
+      roles: new Map(rows.filter((m) => m.organization_id !== null).map((m) => [m.organization_id!, m.role!]))
     }
     return { ...result, caller }
   }
 }
 
+/** E-mail addresses are stored lower-cased, so the login looks them up lower-cased too. */
+class CaseInsensitiveLocalStrategy extends LocalStrategy {
+  async findEntity(username: string, params: Params) {
+    return super.findEntity(typeof username === 'string' ? username.trim().toLowerCase() : username, params)
+  }
+}
+
 export const authentication = (app: Application) => {
-  const auth = new AuthenticationService(app)
+  const auth = new AccountAuthenticationService(app)
   auth.register('jwt', new MembershipJwtStrategy())
-  auth.register('local', new LocalStrategy())
+  auth.register('local', new CaseInsensitiveLocalStrategy())
   const apiKeys = new ApiKeyStrategy()
   auth.register('api-key', apiKeys)
   app.use('authentication', auth, { koa: { before: [throttleFailedLogins(app)] } })

@@ -55,7 +55,10 @@ export const configurationSchema = Type.Intersect([
     mailMaxAttempts: Type.Integer({ minimum: 1 }),
     mailRetryBaseMs: Type.Number({ minimum: 0 }),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
-    inviteLinkPath: Type.String()
+    inviteLinkPath: Type.String(),
+    /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
+    emailVerificationTtlSeconds: Type.Number({ minimum: 1 }),
+    emailVerificationLinkPath: Type.String()
   })
 ])
 

@@ -3,6 +3,7 @@ import { MailWorker } from './worker.js'
 import { smtpTransport } from './transport.js'
 
 export { enqueueMail } from './outbox.js'
+export { tokenLink } from './links.js'
 export type { OutgoingMail, OutboxRow } from './outbox.js'
 export { MailWorker } from './worker.js'
 export type { DeliveryReport } from './worker.js'

@@ -7,6 +7,7 @@ import type { TObject, TSchema } from '@feathersjs/typebox'
 import type { Knex } from 'knex'
 import type { Application, HookContext, NextFunction, Role, ServiceTypes } from '../declarations.js'
 import { authenticated } from '../hooks/authenticate.js'
+import { refuseApiKeyCallers } from '../hooks/api-key-callers.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
@@ -63,6 +64,14 @@ export interface TenantResourceOptions {
   references?: Record<string, Reference>
   /** The roles a method needs ('all' for every method); absent: every member. */
   roles?: Partial<Record<string, Role[]>>
+  /** Only people (a bearer JWT) use this resource, or these methods of it: API-key callers get 403. */
+  refuseApiKeys?: boolean | string[]
+  /**
+   * Calls whose credential is a secret the request carries (an invitation token): they may come
+   * without credentials, and `scope` replaces the tenant scope for them. `matches` may throw to
+   * refuse a malformed one.
+   */
+  tokenCalls?: { matches: (context: HookContext) => boolean; scope: ResourceHook }
   /** Custom-field values written through the body (custom_fields_by_name or _by_key). */
   customFields?: { entity: CustomFieldEntity; by: 'name' | 'key' }
   /**
@@ -173,7 +182,7 @@ function writeChain(
 /**
  * Registers a tenant resource and owns its whole hook chain, in one order for every resource:
  *
- *   authentication → result resolvers (around every method)
+ *   authentication (→ API keys refused, where declared) → result resolvers (around every method)
  *   → query validation (list query for find, by-id query otherwise; list flags stripped)
  *   → a write's body is one JSON object → tenant scope and role check → body validation → references → the resource's rules
  *   → custom-field values → data resolver → the service method → joins → after rules.
@@ -199,6 +208,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-resource',
+    refusesApiKeys: options.refuseApiKeys ?? false,
     koa: options.koa,
     docs: {
       description: options.description,
@@ -212,7 +222,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), oneRecordBody, scopeToTenant({ roles: options.roles })],
+    all: [validateQueries(options, flags), oneRecordBody, scopeFor(options)],
     find: rules.find ?? [],
     get: rules.get ?? [],
     create: writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data),
@@ -233,7 +243,9 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
   app.service(path).hooks({
-    around: { all: [authenticated, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[] },
+    around: {
+      all: [authenticationFor(options), resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+    },
     before: before as any,
     after: after as any
   })
@@ -282,6 +294,31 @@ export function tenantOperation(app: Application, options: TenantOperationOption
     } as any,
     after: (options.after ?? {}) as any
   })
+}
+
+/**
+ * Authentication, then the refusal of API-key callers where the resource declares it. A token
+ * call without credentials passes: its token is checked by the service itself.
+ */
+function authenticationFor(options: TenantResourceOptions) {
+  const { refuseApiKeys, tokenCalls } = options
+  const refuses = (method: string) => refuseApiKeys === true || (Array.isArray(refuseApiKeys) && refuseApiKeys.includes(method))
+  return async (context: HookContext, next: NextFunction) => {
+    const { provider, authentication, caller } = context.params
+    const anonymous = Boolean(provider && !authentication && !caller)
+    if (anonymous && tokenCalls?.matches(context)) return next()
+    return authenticated(context, async () => {
+      if (refuses(context.method)) await refuseApiKeyCallers(context, async () => undefined)
+      return next()
+    })
+  }
+}
+
+/** The tenant scope with the resource's roles, or the token calls' own scope. */
+function scopeFor(options: TenantResourceOptions): ResourceHook {
+  const tenant = scopeToTenant({ roles: options.roles })
+  const { tokenCalls } = options
+  return async (context) => (tokenCalls?.matches(context) ? tokenCalls.scope(context) : tenant(context))
 }
 
 /** A write takes one JSON object: an array, a string or a number is a 400 before anything else looks at it. */

@@ -21,6 +21,7 @@ describe('accounts and authentication', () => {
       email: email.toLowerCase(),
       first_name: 'Alan',
       last_name: 'Turing',
+      email_verified_at: null,
       created_at: expect.any(String),
       updated_at: expect.any(String)
     })
@@ -109,12 +110,13 @@ describe('accounts and authentication', () => {
   it('when a user patches their own name and password, then the new password logs in; patching another user is 404', async () => {
     const a = await signUp(t)
     const b = await signUp(t)
-    const res = await t.http().patch(`/users/${a.user.id}`).set('Authorization', `Bearer ${a.token}`).send({ first_name: 'Changed', password: 'a brand new secret' })
+    const res = await t.http().patch(`/users/${a.user.id}`).set('Authorization', `Bearer ${a.token}`).send({ first_name: 'Changed', password: 'a brand new secret', current_password: a.password })
     expect(res.status).toBe(200)
     expect(res.body.first_name).toBe('Changed')
     const login = await t.http().post('/authentication').send({ strategy: 'local', email: a.user.email, password: 'a brand new secret' })
     expect(login.status).toBe(201)
-    const other = await t.http().patch(`/users/${b.user.id}`).set('Authorization', `Bearer ${a.token}`).send({ first_name: 'Hacked' })
+    // The password change ended a's earlier sessions (account-security.test.ts): the new login's token is used.
+    const other = await t.http().patch(`/users/${b.user.id}`).set('Authorization', `Bearer ${login.body.accessToken}`).send({ first_name: 'Hacked' })
     expect(other.status).toBe(404)
     expect((await t.db('users').where({ id: b.user.id }).first()).first_name).not.toBe('Hacked')
   })

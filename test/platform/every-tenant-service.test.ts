@@ -13,13 +13,14 @@ import { MAX_IN_LIST } from '../../src/schemas.js'
  */
 
 // The services that are not tenant tables, each with its own explicit rules and tests.
-const NOT_TENANT_SERVICES = new Set(['authentication', 'users', 'organizations', 'ai-assistant-tools', 'organizations-users-invites'])
+const NOT_TENANT_SERVICES = new Set(['authentication', 'users', 'organizations', 'ai-assistant-tools'])
 const isNotTenantService = (path: string) => NOT_TENANT_SERVICES.has(path) || path.startsWith('public/')
 
 let t: TestApp
 let a: Tenant
 let b: Tenant
-let resources: { path: string; methods: string[]; filters: string[]; flags: string[] }[]
+interface Resource { path: string; methods: string[]; filters: string[]; flags: string[]; refusesApiKeys: boolean | string[] }
+let resources: Resource[]
 let operations: string[]
 
 beforeAll(async () => {
@@ -36,9 +37,22 @@ beforeAll(async () => {
     const { query, result } = options.docs.schemas
     const flags = listFlags(query, result)
     const filters = Object.keys(query.properties).filter((key) => !key.startsWith('$') && !flags.includes(key) && key !== 'organization_id')
-    resources.push({ path, methods: options.methods, filters, flags })
+    resources.push({ path, methods: options.methods, filters, flags, refusesApiKeys: options.refusesApiKeys })
   }
 })
+
+/** The owner's credentials for a method: the API key, or the JWT where the resource refuses keys. */
+const auth = (resource: Resource, method: string) => {
+  const { refusesApiKeys } = resource
+  return refusesApiKeys === true || (Array.isArray(refusesApiKeys) && refusesApiKeys.includes(method)) ? a.bearer : a.key
+}
+
+/** A list call by the owner; with the JWT it names the organization, as JWT lists must. */
+const list = (resource: Resource, query: Record<string, unknown>) => {
+  const headers = auth(resource, 'find')
+  const named = headers === a.bearer ? { organization_id: a.organization.id, ...query } : query
+  return t.http().get(`/${resource.path}`).set(headers).send({ query: named })
+}
 
 afterAll(async () => {
   await t.close()
@@ -55,8 +69,9 @@ describe('every tenant service', () => {
   })
 
   it('when a list names a filter the resource does not have, then 400 naming it, never SQL', async () => {
-    for (const { path } of resources) {
-      const response = await t.http().get(`/${path}`).set(a.key).send({ query: { no_such_filter: 1 } })
+    for (const resource of resources) {
+      const { path } = resource
+      const response = await list(resource, { no_such_filter: 1 })
       expect(response.status, path).toBe(400)
       expect(response.body.errors, path).toEqual({ no_such_filter: 'is not allowed' })
     }
@@ -64,94 +79,115 @@ describe('every tenant service', () => {
 
   it(`when an $in list has more than ${MAX_IN_LIST} values, then 400 in the query string and in a GET body alike; ${MAX_IN_LIST} are served`, async () => {
     const ids = (count: number) => Array.from({ length: count }, (_, i) => i + 1)
-    for (const { path } of resources) {
-      const body = await t.http().get(`/${path}`).set(a.key).send({ query: { id: { $in: ids(MAX_IN_LIST + 1) } } })
+    for (const resource of resources) {
+      const { path } = resource
+      const body = await list(resource, { id: { $in: ids(MAX_IN_LIST + 1) } })
       expect(body.status, path).toBe(400)
       expect(body.body.errors['id.$in'] ?? body.body.errors.id, path).toBeTruthy()
-      const url = await t.http().get(`/${path}?${ids(MAX_IN_LIST + 1).map((id) => `id[$nin][]=${id}`).join('&')}`).set(a.key)
+      const url = await t.http().get(`/${path}?organization_id=${a.organization.id}&${ids(MAX_IN_LIST + 1).map((id) => `id[$nin][]=${id}`).join('&')}`).set(auth(resource, 'find'))
       expect(url.status, path).toBe(400)
-      const served = await t.http().get(`/${path}`).set(a.key).send({ query: { id: { $in: ids(MAX_IN_LIST) } } })
+      const served = await list(resource, { id: { $in: ids(MAX_IN_LIST) } })
       expect(served.status, `${path} ${JSON.stringify(served.body)}`).toBe(200)
     }
   })
 
   it('when a call by id carries a list flag, then the flag is ignored (404 for a missing record, not 500); a list filter there is a 400', async () => {
-    for (const { path, methods, filters, flags } of resources.filter((r) => r.methods.includes('get'))) {
+    for (const resource of resources.filter((r) => r.methods.includes('get'))) {
+      const { path, methods, filters, flags } = resource
       for (const flag of flags) {
-        const read = await t.http().get(`/${path}/${MISSING_ID}`).query({ [flag]: 'true' }).set(a.key)
+        const read = await t.http().get(`/${path}/${MISSING_ID}`).query({ [flag]: 'true' }).set(auth(resource, 'get'))
         expect(read.status, `${path} ${flag} ${JSON.stringify(read.body)}`).toBe(404)
         if (methods.includes('remove')) {
-          const removed = await t.http().delete(`/${path}/${MISSING_ID}`).query({ [flag]: 'true' }).set(a.key)
+          const removed = await t.http().delete(`/${path}/${MISSING_ID}`).query({ [flag]: 'true' }).set(auth(resource, 'remove'))
           expect(removed.status, `${path} ${flag}`).toBe(404)
         }
       }
       const filter = filters.find((key) => key !== 'id')!
-      const filtered = await t.http().get(`/${path}/${MISSING_ID}`).set(a.key).send({ query: { [filter]: 1 } })
+      const filtered = await t.http().get(`/${path}/${MISSING_ID}`).set(auth(resource, 'get')).send({ query: { [filter]: 1 } })
       expect(filtered.status, `${path} ${filter}`).toBe(400)
       expect(filtered.body.errors, path).toEqual({ [filter]: 'is not allowed' })
     }
   })
 
   it('when a call names another organization, then 403 on lists and calls by id; a record missing from the caller\'s organization is a 404', async () => {
-    for (const { path, methods } of resources) {
+    for (const resource of resources) {
+      const { path, methods } = resource
       if (methods.includes('find')) {
-        const list = await t.http().get(`/${path}`).set(a.key).query({ organization_id: b.organization.id })
-        expect(list.status, path).toBe(403)
-        expect(list.body).toMatchObject({ name: 'Forbidden', className: 'forbidden' })
+        const listed = await t.http().get(`/${path}`).set(a.key).query({ organization_id: b.organization.id })
+        expect(listed.status, path).toBe(403)
+        expect(listed.body).toMatchObject({ name: 'Forbidden', className: 'forbidden' })
         const jwt = await t.http().get(`/${path}`).set(a.bearer).query({ organization_id: b.organization.id })
         expect(jwt.status, path).toBe(403)
       }
       if (methods.includes('get')) {
-        const read = await t.http().get(`/${path}/1`).set(a.key).query({ organization_id: b.organization.id })
+        const read = await t.http().get(`/${path}/1`).set(auth(resource, 'get')).query({ organization_id: b.organization.id })
         expect(read.status, path).toBe(403)
-        const missing = await t.http().get(`/${path}/${MISSING_ID}`).set(a.key)
+        const missing = await t.http().get(`/${path}/${MISSING_ID}`).set(auth(resource, 'get'))
         expect(missing.status, path).toBe(404)
         expect(missing.body.message, path).toBe(`No record found for id '${MISSING_ID}'`)
       }
       if (methods.includes('create')) {
-        const created = await t.http().post(`/${path}`).set(a.key).send({ organization_id: b.organization.id })
+        const created = await t.http().post(`/${path}`).set(auth(resource, 'create')).send({ organization_id: b.organization.id })
         expect(created.status, path).toBe(403)
       }
     }
   })
 
   it('when a write body is not one JSON object (an array, a string, a number), then 400, never 500', async () => {
-    for (const { path, methods } of resources.filter((r) => r.methods.includes('create') && r.path !== 'product-media')) {
+    for (const resource of resources.filter((r) => r.methods.includes('create') && r.path !== 'product-media')) {
+      const { path, methods } = resource
       for (const body of [[{}], '"text"', '42', 'null']) {
-        const response = await t.http().post(`/${path}`).set(a.key).set('Content-Type', 'application/json')
+        const response = await t.http().post(`/${path}`).set(auth(resource, 'create')).set('Content-Type', 'application/json')
           .send(typeof body === 'string' ? body : JSON.stringify(body))
         expect(response.status, `${path} ${JSON.stringify(body)}`).toBe(400)
       }
       if (methods.includes('patch')) {
-        const patched = await t.http().patch(`/${path}/${MISSING_ID}`).set(a.key).send([{}])
+        const patched = await t.http().patch(`/${path}/${MISSING_ID}`).set(auth(resource, 'patch')).send([{}])
         expect(patched.status, path).toBe(400)
       }
     }
   })
 
   it('when a NUL character hides in a query string, a GET body, a write body or a custom method body, then 400 naming the field, never 500', async () => {
-    for (const { path, methods, filters } of resources) {
+    for (const resource of resources) {
+      const { path, methods, filters } = resource
       const filter = filters.find((key) => key !== 'id')!
-      const url = await t.http().get(`/${path}?${filter}=a%00b`).set(a.key)
+      const url = await t.http().get(`/${path}?${filter}=a%00b`).set(auth(resource, 'find'))
       expect(url.status, `${path} ${JSON.stringify(url.body)}`).toBe(400)
       expect(Object.keys(url.body.errors), path).toEqual([`query.${filter}`])
-      const body = await t.http().get(`/${path}`).set(a.key).send({ query: { [filter]: { $in: ['ok', 'a\u0000b'] } } })
+      const body = await list(resource, { [filter]: { $in: ['ok', 'a\u0000b'] } })
       expect(body.status, path).toBe(400)
       if (methods.includes('create') && path !== 'product-media') {
-        const created = await t.http().post(`/${path}`).set(a.key).send({ name: 'nul\u0000name' })
+        const created = await t.http().post(`/${path}`).set(auth(resource, 'create')).send({ name: 'nul\u0000name' })
         expect(created.status, path).toBe(400)
         expect(created.body.errors, path).toEqual({ name: 'must not contain a NUL character' })
       }
       for (const method of methods.filter((m) => !['find', 'get', 'create', 'patch', 'remove', 'update'].includes(m))) {
-        const custom = await t.http().post(`/${path}`).set(a.key).set('X-Service-Method', method).send({ searchTerm: 'ab\u0000' })
+        const custom = await t.http().post(`/${path}`).set(auth(resource, method)).set('X-Service-Method', method).send({ searchTerm: 'ab\u0000' })
         expect(custom.status, `${path} ${method}`).toBe(400)
       }
     }
   })
 
+  it('when a resource (or method) is for people only, then an API key gets 403 there and nothing else does', async () => {
+    const refusing = resources.filter((r) => r.refusesApiKeys)
+    expect(refusing.map((r) => r.path)).toEqual(expect.arrayContaining(['api-keys', 'organizations-users-invites']))
+    for (const resource of refusing) {
+      const methods = resource.refusesApiKeys === true ? resource.methods : (resource.refusesApiKeys as string[])
+      for (const method of methods) {
+        const request = method === 'find' ? t.http().get(`/${resource.path}`) : method === 'get' ? t.http().get(`/${resource.path}/1`)
+          : method === 'create' ? t.http().post(`/${resource.path}`) : method === 'patch' ? t.http().patch(`/${resource.path}/1`)
+            : t.http().delete(`/${resource.path}/1`)
+        const response = await request.set(a.key).send({})
+        expect(response.status, `${resource.path} ${method}`).toBe(403)
+      }
+    }
+  })
+
   it('when PATCH has no id on a resource that declares no change of many, then 400 and nothing changes', async () => {
-    for (const { path, methods } of resources.filter((r) => r.methods.includes('patch') && r.path !== 'activities')) {
-      const response = await t.http().patch(`/${path}`).set(a.key).send({ name: 'everything' })
+    for (const resource of resources.filter((r) => r.methods.includes('patch') && r.path !== 'activities')) {
+      const { path, methods } = resource
+      const response = await t.http().patch(`/${path}`).set(auth(resource, 'patch')).send({ name: 'everything' })
       expect(response.status, `${path} ${JSON.stringify(response.body)}`).toBe(400)
       expect(methods).toContain('patch')
     }

@@ -19,7 +19,9 @@ export const apiKey = (app: Application) =>
     schemas: { result: apiKeySchema, data: apiKeyDataSchema, patch: apiKeyPatchSchema, query: apiKeyQuerySchema },
     validators: { query: apiKeyQueryValidator, data: apiKeyDataValidator, patch: apiKeyPatchValidator },
     resolvers: { external: apiKeyExternalResolver },
-    roles: { all: ['owner', 'admin'] }
+    roles: { all: ['owner', 'admin'] },
+    // A key never manages keys: that would let it outlive its own revocation.
+    refuseApiKeys: true
   })
 
 declare module '../../declarations.js' {

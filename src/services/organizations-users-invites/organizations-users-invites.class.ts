@@ -1,11 +1,13 @@
-import crypto from 'node:crypto'
 import { BadRequest, Forbidden, MethodNotAllowed } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
-import { enqueueMail } from '../../mail/index.js'
+import { enqueueMail, tokenLink } from '../../mail/index.js'
 import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
+import { hashToken, newToken } from '../../authentication.js'
+import { passwordMatches } from '../users/users.class.js'
+import type { UserParams } from '../users/users.class.js'
 import { RecordService } from '../record-service.js'
 import { attachRelations } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
@@ -15,7 +17,6 @@ export type { Invitation, InvitationAccept, InvitationData, InvitationQuery }
 export type InvitationParams = KnexAdapterParams<InvitationQuery>
 
 const TABLE = 'organizations_users_invites'
-const TOKEN_BYTES = 32
 
 export const INVALID_TOKEN_MESSAGE = 'The invitation token is invalid, has already been used or has expired'
 
@@ -25,8 +26,6 @@ const JOINS: JoinSpec[] = [
 ]
 
 const invalidToken = () => new BadRequest(INVALID_TOKEN_MESSAGE, { errors: { token: 'is invalid or has expired' } })
-
-const newToken = () => crypto.randomBytes(TOKEN_BYTES).toString('base64url')
 
 export interface InvitationServiceOptions {
   paginate: any
@@ -39,6 +38,9 @@ export interface InvitationServiceOptions {
  * Invitations to join an organization. Creating one writes the invitation and its e-mail (to
  * the outbox) in one transaction; accepting one locks it, creates the account if needed and
  * grants the membership in one transaction, so a token is used at most once.
+ *
+ * The token is stored as its SHA-256 hash only: the plain token is in the create answer (to the
+ * inviter) and in the e-mail, and lookups and acceptances hash what they are given.
  */
 export class InvitationService extends RecordService<Invitation, InvitationData, InvitationParams, InvitationAccept> {
   private app: Application
@@ -49,8 +51,9 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   }
 
   async find(params: InvitationParams = {}): Promise<any> {
-    const { status, email, ...query } = (params.query ?? {}) as Record<string, any>
+    const { status, email, token, ...query } = (params.query ?? {}) as Record<string, any>
     const builder = this.createQuery({ ...params, query } as InvitationParams)
+    if (token !== undefined) builder.where(`${TABLE}.token_hash`, hashToken(String(token)))
     if (email !== undefined) builder.where(`${TABLE}.email`, String(email).trim().toLowerCase())
     if (status === 'accepted') builder.where(`${TABLE}.status`, 'accepted')
     if (status === 'pending') builder.where(`${TABLE}.status`, 'pending').where(`${TABLE}.expires_at`, '>', this.knex.fn.now())
@@ -76,20 +79,21 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       // cannot both pass the checks below.
       await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [organizationId, data.email])
       await this.assertInvitable(trx, organizationId, data.email)
+      const token = newToken()
       const [invitation] = await trx(TABLE)
         .insert({
           organization_id: organizationId,
           email: data.email,
           role: data.role,
           status: 'pending',
-          token: newToken(),
+          token_hash: hashToken(token),
           // now() is the transaction's time, the same instant as created_at's default.
           expires_at: trx.raw('now() + make_interval(secs => ?)', [this.app.get('inviteTtlSeconds')]),
           created_by_user_id: params.caller?.userId ?? null
         })
         .returning('*')
-      await enqueueMail(trx, await this.invitationMail(trx, invitation, params))
-      return invitation as Invitation
+      await enqueueMail(trx, await this.invitationMail(trx, invitation, token, params))
+      return { ...invitation, token } as Invitation
     })
   }
 
@@ -99,12 +103,14 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
     return this.knex.transaction(async (trx) => {
       // Found through the unique token index; the row lock makes a second acceptance wait and then see 'accepted'.
       const invitation = await trx(TABLE)
-        .where({ token: data.token, id: Number(id) })
+        .where({ token_hash: hashToken(data.token), id: Number(id) })
         .whereNull('deleted_at')
         .forUpdate()
         .first('*', trx.raw('expires_at <= now() as expired'))
       if (!invitation || invitation.status !== 'pending' || invitation.expired) throw invalidToken()
       const userId = await this.accountOf(trx, invitation, data, params)
+      // The token was mailed to the invited address: accepting proves it.
+      await trx('users').where({ id: userId }).whereNull('email_verified_at').update({ email_verified_at: trx.fn.now() })
       await this.grantMembership(trx, invitation, userId)
       const [accepted] = await trx(TABLE)
         .where({ organization_id: invitation.organization_id, id: invitation.id })
@@ -152,12 +158,12 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
     }
   }
 
-  private async invitationMail(trx: Knex.Transaction, invitation: Invitation, params: InvitationParams) {
+  private async invitationMail(trx: Knex.Transaction, invitation: Invitation, token: string, params: InvitationParams) {
     const organization = await trx('organizations').where({ id: invitation.organization_id }).first('name')
     const user = params.user
     const name = [user?.first_name, user?.last_name].filter(Boolean).join(' ')
     const inviter = name || user?.email || 'Someone'
-    const link = acceptanceLink(this.app.get('appUrl'), this.app.get('inviteLinkPath'), invitation.token)
+    const link = acceptanceLink(this.app.get('appUrl'), this.app.get('inviteLinkPath'), token)
     const expires = new Date(invitation.expires_at).toISOString()
     return {
       kind: 'invitation',
@@ -171,7 +177,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
         '',
         `Accept the invitation: ${link}`,
         '',
-        `Your invitation token: ${invitation.token}`,
+        `Your invitation token: ${token}`,
         `The link can be used once and is valid until ${expires}.`,
         'If you did not expect this invitation, you can ignore this e-mail.'
       ].join('\n')
@@ -179,8 +185,14 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   }
 
   /**
-   * The account that joins: the authenticated invitee, else the account of the invited e-mail,
-   * else a new account created through the users service (same validation and password hash).
+   * The account that joins:
+   * - with credentials, the authenticated invitee;
+   * - the VERIFIED account of the invited address, when the body's password is that account's
+   *   (the token alone does not hand over an account whose owner has proven the address);
+   * - the UNVERIFIED account of the invited address, claimed: the token proves the mailbox, so
+   *   whoever registered the address before gets nothing; its password becomes the one sent and
+   *   every session issued before ends;
+   * - else a new account, created through the users service (same validation and password hash).
    */
   private async accountOf(trx: Knex.Transaction, invitation: Invitation, data: InvitationAccept, params: InvitationParams) {
     if (params.caller) {
@@ -188,16 +200,47 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       if (params.user?.email.toLowerCase() !== invitation.email) throw new Forbidden(FORBIDDEN_MESSAGE)
       return params.caller.userId
     }
-    const existing = await trx('users').whereRaw('lower(email) = ?', [invitation.email]).first('id')
-    if (existing) return existing.id as number
+    const existing = await trx('users').where({ email: invitation.email }).forUpdate().first('id', 'password', 'email_verified_at')
+    if (!existing) return this.createAccount(trx, invitation, data)
+    if (existing.email_verified_at) {
+      await this.assertAccountPassword(existing, data.password)
+      return existing.id as number
+    }
+    return this.claimAccount(trx, existing.id, data)
+  }
+
+  private async createAccount(trx: Knex.Transaction, invitation: Invitation, data: InvitationAccept) {
     if (data.password === undefined) {
       throw new BadRequest('Validation failed', { errors: { password: 'is required to create the account of a new user' } })
     }
     const created = await this.app.service('users').create(
       { email: invitation.email, password: data.password, first_name: data.first_name ?? null, last_name: data.last_name ?? null },
-      { transaction: { trx } } as any
+      { transaction: { trx }, emailVerified: true } as UserParams
     )
     return created.id
+  }
+
+  private async assertAccountPassword(account: { password: string }, password: string | undefined) {
+    if (password !== undefined && (await passwordMatches(this.app, account, password))) return
+    throw new BadRequest(
+      'This e-mail address belongs to an account: sign in and accept with your credentials, or send the account\'s password',
+      { errors: { password: password === undefined ? 'is required: the password of the existing account' : 'does not match the existing account' } }
+    )
+  }
+
+  /** An unverified account of the invited address: new password (required), new names when sent, earlier sessions ended. */
+  private async claimAccount(trx: Knex.Transaction, userId: number, data: InvitationAccept) {
+    if (data.password === undefined) {
+      throw new BadRequest('This e-mail address has an unconfirmed account: choose its password to take it over', {
+        errors: { password: 'is required to take over the unconfirmed account of this address' }
+      })
+    }
+    const changes: Record<string, unknown> = { password: data.password }
+    if (data.first_name !== undefined) changes.first_name = data.first_name
+    if (data.last_name !== undefined) changes.last_name = data.last_name
+    // Through the users service: same validation and hash; a password change sets sessions_valid_after.
+    await this.app.service('users').patch(userId, changes, { transaction: { trx } } as UserParams)
+    return userId
   }
 
   /** Adds the member with the invited role, or changes the role of an existing member; an invitation never demotes an owner. */
@@ -217,13 +260,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
 }
 
 /** APP_URL + INVITE_LINK_PATH, with {token} in the path replaced by the token (appended when absent). */
-export function acceptanceLink(appUrl: string, linkPath: string, token: string) {
-  const base = appUrl.replace(/\/+$/, '')
-  const path = linkPath.startsWith('/') ? linkPath : `/${linkPath}`
-  const encoded = encodeURIComponent(token)
-  if (path.includes('{token}')) return `${base}${path.replaceAll('{token}', encoded)}`
-  return `${base}${path}${path.includes('?') ? '&' : '?'}token=${encoded}`
-}
+export const acceptanceLink = tokenLink
 
 export const getOptions = (app: Application): InvitationServiceOptions => ({
   paginate: app.get('paginate'),

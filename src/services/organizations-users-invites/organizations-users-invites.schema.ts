@@ -21,7 +21,10 @@ export const invitationSchema = Type.Object(
     email: Email,
     role: Role,
     status: InvitationStatus,
-    token: Type.String({ description: 'single-use acceptance token (256 random bits, base64url)' }),
+    token: Type.Optional(
+      Type.String({ description: 'single-use acceptance token (256 random bits, base64url); returned once, by create, and mailed' })
+    ),
+    token_hash: Type.Optional(Type.String({ description: 'internal: SHA-256 of the token, never returned' })),
     expires_at: Timestamp,
     created_by_user_id: Nullable(RecordId),
     accepted_by_user_id: Nullable(RecordId),
@@ -42,7 +45,9 @@ export const invitationResolver = resolve<Invitation, HookContext>({
   status: async (value, invitation) =>
     value === 'pending' && new Date(invitation.expires_at).getTime() <= Date.now() ? 'expired' : value
 })
-export const invitationExternalResolver = resolve<Invitation, HookContext>({})
+export const invitationExternalResolver = resolve<Invitation, HookContext>({
+  token_hash: async () => undefined
+})
 
 export const invitationDataSchema = Type.Object(
   {

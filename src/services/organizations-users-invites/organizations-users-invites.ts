@@ -1,8 +1,7 @@
 import { BadRequest, Forbidden, NotFound } from '@feathersjs/errors'
-import { hooks as schemaHooks } from '@feathersjs/schema'
-import type { Application, HookContext, NextFunction } from '../../declarations.js'
-import { authenticated } from '../../hooks/authenticate.js'
-import { FORBIDDEN_MESSAGE, accessibleOrganizations, scopeToTenant, targetOrganization } from '../../hooks/tenant-scope.js'
+import type { Application, HookContext } from '../../declarations.js'
+import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization } from '../../hooks/tenant-scope.js'
+import { tenantResource } from '../tenant-resource.js'
 import { mail } from '../../mail/index.js'
 import { InvitationService, getOptions } from './organizations-users-invites.class.js'
 import {
@@ -23,7 +22,7 @@ const isTokenLookup = (context: InvitationContext) => {
   return context.method === 'find' && keys.length === 1 && keys[0] === 'token'
 }
 
-const isAcceptance = (context: InvitationContext) => context.method === 'patch'
+const isAcceptance = (context: InvitationContext) => context.method === 'patch' && context.id !== null
 
 const isAnonymous = (context: InvitationContext) => {
   const { provider, authentication, caller } = context.params
@@ -31,32 +30,25 @@ const isAnonymous = (context: InvitationContext) => {
 }
 
 /**
- * The two calls where the token is the credential (the token lookup and the acceptance) are
- * allowed without credentials; every other call authenticates as everywhere else. Credentials,
- * when sent, are always checked.
+ * The two calls where the token is the credential: the token lookup (GET with the token as the
+ * only filter) and the acceptance. Both work without credentials; without them, a list with the
+ * token and anything else is refused rather than answered 401.
  */
-const authenticatedOrToken = async (context: InvitationContext, next: NextFunction) => {
-  if (isAnonymous(context)) {
-    if (isTokenLookup(context) || isAcceptance(context)) return next()
-    if (context.method === 'find' && context.params.query?.token !== undefined) {
-      throw new BadRequest('Without credentials, the token is the only filter allowed', { errors: { token: 'must be the only filter' } })
-    }
+const isTokenCall = (context: InvitationContext) => {
+  if (isTokenLookup(context) || isAcceptance(context)) return true
+  if (isAnonymous(context) && context.method === 'find' && context.params.query?.token !== undefined) {
+    throw new BadRequest('Without credentials, the token is the only filter allowed', { errors: { token: 'must be the only filter' } })
   }
-  return authenticated(context, next)
+  return false
 }
 
-const ownersAndAdmins = scopeToTenant({ roles: { all: ['owner', 'admin'] } })
-
 /**
- * Every call is scoped to the caller's organizations with the owner or admin role, except the
- * token calls: the token lookup is not scoped (the token is the filter), and an acceptance with
- * credentials must come from the invited user (anyone else: 404 outside their organizations,
- * 403 inside).
+ * The scope of the token calls: the lookup is not scoped (the token is the filter), and an
+ * acceptance with credentials must come from the invited user (anyone else: 404 outside their
+ * organizations, 403 inside).
  */
-const scopeUnlessToken = async (context: InvitationContext) => {
-  if (isTokenLookup(context)) return context
-  if (isAcceptance(context)) return acceptingCallerIsInvitee(context)
-  return ownersAndAdmins(context)
+const tokenScope = async (context: InvitationContext) => {
+  if (isAcceptance(context)) await acceptingCallerIsInvitee(context)
 }
 
 async function acceptingCallerIsInvitee(context: InvitationContext) {
@@ -85,29 +77,21 @@ const ownerInvitesOwner = async (context: InvitationContext) => {
 
 export const invitation = (app: Application) => {
   app.configure(mail)
-  app.use(invitationPath, new InvitationService(getOptions(app)), {
+  tenantResource(app, {
+    path: invitationPath,
+    service: new InvitationService(getOptions(app)),
     methods: invitationMethods,
-    events: [],
-    docs: {
-      description:
-        'Invitations to join an organization (owners and admins). The invitee looks the invitation up with GET and only ' +
-        'the token filter, and accepts it with PATCH {status: "accepted", token}; both work without credentials. See docs/invitations.md.',
-      schemas: { result: invitationSchema, data: invitationDataSchema, patch: invitationAcceptSchema, query: invitationQuerySchema }
-    }
-  } as any)
-  app.service(invitationPath).hooks({
-    around: {
-      all: [
-        authenticatedOrToken,
-        schemaHooks.resolveExternal(invitationExternalResolver),
-        schemaHooks.resolveResult(invitationResolver)
-      ]
-    },
-    before: {
-      all: [schemaHooks.validateQuery(invitationQueryValidator), scopeUnlessToken],
-      create: [schemaHooks.validateData(invitationDataValidator), ownerInvitesOwner, schemaHooks.resolveData(invitationDataResolver)],
-      patch: [schemaHooks.validateData(invitationAcceptValidator)]
-    }
+    description:
+      'Invitations to join an organization (owners and admins). The invitee looks the invitation up with GET and only ' +
+      'the token filter, and accepts it with PATCH {status: "accepted", token}; both work without credentials. See docs/invitations.md.',
+    schemas: { result: invitationSchema, data: invitationDataSchema, patch: invitationAcceptSchema, query: invitationQuerySchema },
+    validators: { query: invitationQueryValidator, data: invitationDataValidator, patch: invitationAcceptValidator },
+    resolvers: { result: [invitationResolver], external: invitationExternalResolver, data: invitationDataResolver },
+    roles: { all: ['owner', 'admin'] },
+    // Accepting joins the key's user to another organization: people only.
+    refuseApiKeys: ['patch'],
+    tokenCalls: { matches: isTokenCall, scope: tokenScope },
+    rules: { create: [ownerInvitesOwner] }
   })
 }
 

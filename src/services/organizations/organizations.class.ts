@@ -1,9 +1,7 @@
-import { Forbidden } from '@feathersjs/errors'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../record-service.js'
 import { containsPattern } from '../like.js'
-import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
 import type { Organization, OrganizationData, OrganizationPatch, OrganizationQuery } from './organizations.schema.js'
 
 export type { Organization, OrganizationData, OrganizationPatch, OrganizationQuery }
@@ -21,7 +19,6 @@ export class OrganizationService extends RecordService<Organization, Organizatio
   /** Creating an organization makes the caller its owner, in one transaction. */
   async create(data: any, params: OrganizationParams = {}): Promise<any> {
     const caller = params.caller
-    if (caller?.apiKeyOrganizationId !== undefined) throw new Forbidden(FORBIDDEN_MESSAGE)
     return this.knex.transaction(async (trx) => {
       const [organization] = await trx('organizations').insert(data).returning('*')
       await trx('organizations_users').insert({ organization_id: organization.id, user_id: caller!.userId, role: 'owner' })

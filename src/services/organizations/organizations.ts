@@ -2,6 +2,7 @@ import { hooks as schemaHooks } from '@feathersjs/schema'
 import { Forbidden, NotAuthenticated } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
+import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { FORBIDDEN_MESSAGE, accessibleOrganizations } from '../../hooks/tenant-scope.js'
 import { OrganizationService, getOptions } from './organizations.class.js'
 import {
@@ -47,7 +48,9 @@ export const organization = (app: Application) => {
         authenticated,
         schemaHooks.resolveExternal(organizationExternalResolver),
         schemaHooks.resolveResult(organizationResolver)
-      ]
+      ],
+      create: [refuseApiKeyCallers],
+      patch: [refuseApiKeyCallers]
     },
     before: {
       all: [schemaHooks.validateQuery(organizationQueryValidator), scopeToOwnOrganizations],

@@ -4,7 +4,7 @@ import type { Static } from '@feathersjs/typebox'
 import { passwordHash } from '@feathersjs/authentication-local'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, timestamps } from '../../schemas.js'
+import { Nullable, RecordId, Timestamp, timestamps } from '../../schemas.js'
 
 export const userSchema = Type.Object(
   {
@@ -13,17 +13,22 @@ export const userSchema = Type.Object(
     password: Type.String({ minLength: 8, maxLength: 200 }),
     first_name: Nullable(Type.String({ maxLength: 200 })),
     last_name: Nullable(Type.String({ maxLength: 200 })),
+    /** When the address was proven (verification link or invitation); null: unverified. */
+    email_verified_at: Nullable(Timestamp),
+    /** Internal, never returned: JWTs issued before it are refused. */
+    sessions_valid_after: Type.Optional(Nullable(Timestamp)),
     ...timestamps
   },
   { $id: 'User', additionalProperties: false }
 )
 export type User = Static<typeof userSchema>
 
-export const userPublicSchema = Type.Omit(userSchema, ['password'], { $id: 'UserPublic' })
+export const userPublicSchema = Type.Omit(userSchema, ['password', 'sessions_valid_after'], { $id: 'UserPublic' })
 
 export const userResolver = resolve<User, HookContext>({})
 export const userExternalResolver = resolve<User, HookContext>({
-  password: async () => undefined
+  password: async () => undefined,
+  sessions_valid_after: async () => undefined
 })
 
 export const userDataSchema = Type.Object(
@@ -42,7 +47,16 @@ export const userDataResolver = resolve<User, HookContext>({
   password: passwordHash({ strategy: 'local' })
 })
 
-export const userPatchSchema = Type.Partial(userDataSchema, { $id: 'UserPatch', additionalProperties: false })
+export const userPatchSchema = Type.Partial(
+  Type.Object({
+    ...userDataSchema.properties,
+    current_password: Type.String({
+      maxLength: 200,
+      description: 'required to change password or email (checked, never stored); the change ends every earlier session'
+    })
+  }),
+  { $id: 'UserPatch', additionalProperties: false }
+)
 export type UserPatch = Static<typeof userPatchSchema>
 export const userPatchValidator = getValidator(userPatchSchema, dataValidator)
 export const userPatchResolver = resolve<User, HookContext>({
@@ -56,3 +70,11 @@ export const userQuerySchema = Type.Object(
 )
 export type UserQuery = Static<typeof userQuerySchema>
 export const userQueryValidator = getValidator(userQuerySchema, queryValidator)
+
+/** POST /users with X-Service-Method: verifyEmail — the token from the verification link. */
+export const emailVerificationSchema = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { $id: 'EmailVerification', additionalProperties: false }
+)
+export type EmailVerification = Static<typeof emailVerificationSchema>
+export const emailVerificationValidator = getValidator(emailVerificationSchema, dataValidator)

@@ -2,11 +2,14 @@ import { Forbidden, NotFound } from '@feathersjs/errors'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
+import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { UserService, getOptions } from './users.class.js'
 import {
   userDataResolver, userDataValidator, userExternalResolver, userPatchResolver, userPatchValidator,
-  userQueryValidator, userResolver, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema
+  userQueryValidator, userResolver, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema,
+  emailVerificationSchema, emailVerificationValidator
 } from './users.schema.js'
+import { mail } from '../../mail/index.js'
 import { userMethods, userPath } from './users.shared.js'
 
 export * from './users.class.js'
@@ -44,12 +47,18 @@ const signupOpen = async (context: HookContext<UserService>) => {
 }
 
 export const user = (app: Application) => {
+  app.configure(mail)
   app.use(userPath, new UserService(getOptions(app)), {
     methods: userMethods,
     events: [],
     docs: {
-      description: 'Accounts. Sign-up is public; afterwards a user reads and changes only their own account.',
-      schemas: { result: userPublicSchema, data: userDataSchema, patch: userPatchSchema, query: userQuerySchema }
+      description:
+        'Accounts. Sign-up is public and mails a verification link; afterwards a user reads and changes only their own ' +
+        'account (password and email changes need current_password). verifyEmail (no credentials) redeems the link\'s token.',
+      schemas: {
+        result: userPublicSchema, data: userDataSchema, patch: userPatchSchema, query: userQuerySchema,
+        verifyEmail: { data: emailVerificationSchema, result: userPublicSchema }
+      }
     }
   } as any)
   app.service(userPath).hooks({
@@ -57,14 +66,15 @@ export const user = (app: Application) => {
       all: [schemaHooks.resolveExternal(userExternalResolver), schemaHooks.resolveResult(userResolver)],
       find: [authenticated],
       get: [authenticatedOrLoginRead],
-      patch: [authenticated]
+      patch: [authenticated, refuseApiKeyCallers]
     },
     before: {
       all: [schemaHooks.validateQuery(userQueryValidator)],
       find: [onlySelf],
       get: [onlySelf],
       create: [signupOpen, schemaHooks.validateData(userDataValidator), schemaHooks.resolveData(userDataResolver)],
-      patch: [onlySelf, schemaHooks.validateData(userPatchValidator), schemaHooks.resolveData(userPatchResolver)]
+      patch: [onlySelf, schemaHooks.validateData(userPatchValidator), schemaHooks.resolveData(userPatchResolver)],
+      verifyEmail: [schemaHooks.validateData(emailVerificationValidator)]
     }
   })
 }
