@@ -1,30 +1,39 @@
+import { getDispatch, setDispatch } from '@feathersjs/schema'
 import type { Resolver } from '@feathersjs/schema'
 import type { HookContext, NextFunction } from '../declarations.js'
 
+type Row = Record<string, any>
+
+/** Applies a function to whatever a method answers: one record, a list, or anything with a `data` array. */
+async function mapRecords(result: any, map: (record: Row) => Promise<Row>) {
+  if (Array.isArray(result)) return Promise.all(result.map(map))
+  if (result && Array.isArray(result.data)) return { ...result, data: await Promise.all(result.data.map(map)) }
+  if (result && typeof result === 'object') return map(result)
+  return result
+}
+
 /**
- * The one way results are resolved: whatever a method answers (one record, a list, or anything
- * with a `data` array: a find page, a search answer) goes through the resource's result
- * resolvers in order, and, for external calls only, through its external resolver, which hides
- * storage columns. Feathers' own resolveResult treats {data: [...]} as a page only for find;
- * this hook treats every method alike.
+ * The one way results are resolved, for every method alike (a record, a list, a find page, a
+ * search answer: Feathers' own resolvers treat {data: [...]} as a page only for find). The
+ * result resolvers change context.result; the external resolver, which hides storage columns,
+ * only shapes what is sent (context.dispatch, as Feathers' resolveExternal does), so internal
+ * callers still see the stored record.
  */
 export const resolveRecords =
   (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) =>
   async (context: HookContext, next: NextFunction) => {
     await next()
-    const chain = context.params.provider && external ? [...resolvers, external] : resolvers
-    if (chain.length === 0) return
-    const resolve = async (record: Record<string, any>) => {
-      let resolved = record
-      for (const resolver of chain) resolved = await resolver.resolve(resolved, context, { original: record } as any)
-      return resolved
+    if (resolvers.length > 0) {
+      context.result = await mapRecords(context.result, async (record) => {
+        let resolved = record
+        for (const resolver of resolvers) resolved = await resolver.resolve(resolved, context, { original: record } as any)
+        return resolved
+      })
     }
-    const result = context.result as any
-    if (Array.isArray(result)) {
-      context.result = await Promise.all(result.map(resolve))
-    } else if (result && Array.isArray(result.data)) {
-      context.result = { ...result, data: await Promise.all(result.data.map(resolve)) }
-    } else if (result && typeof result === 'object') {
-      context.result = await resolve(result)
-    }
+    const result = context.result
+    if (!external || !result || typeof result !== 'object') return
+    // A record keeps the dispatch it was given first (a service answering another's record).
+    const sent = async (record: Row) => getDispatch(record) ?? setDispatch(record, await external.resolve(record, context))
+    const many = Array.isArray(result) || Array.isArray(result.data)
+    context.dispatch = many ? getDispatch(result) ?? setDispatch(result, await mapRecords(result, sent)) : await sent(result)
   }

@@ -1,5 +1,4 @@
 import { BadRequest } from '@feathersjs/errors'
-import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
@@ -26,8 +25,6 @@ export const organizationSchema = Type.Object(
   { $id: 'Organization', additionalProperties: false }
 )
 export type Organization = Static<typeof organizationSchema>
-export const organizationResolver = resolve<Organization, HookContext>({})
-export const organizationExternalResolver = resolve<Organization, HookContext>({})
 
 export const organizationDataSchema = Type.Object(
   { name: organizationSchema.properties.name, timezone: Type.Optional(organizationSchema.properties.timezone) },

@@ -6,9 +6,9 @@ import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { FORBIDDEN_MESSAGE, accessibleOrganizations } from '../../hooks/tenant-scope.js'
 import { OrganizationService, getOptions } from './organizations.class.js'
 import {
-  checkTimeZone, organizationDataSchema, organizationDataValidator, organizationExternalResolver,
+  checkTimeZone, organizationDataSchema, organizationDataValidator,
   organizationPatchSchema, organizationPatchValidator, organizationQuerySchema, organizationQueryValidator,
-  organizationResolver, organizationSchema
+  organizationSchema
 } from './organizations.schema.js'
 import { organizationMethods, organizationPath } from './organizations.shared.js'
 
@@ -44,11 +44,7 @@ export const organization = (app: Application) => {
   } as any)
   app.service(organizationPath).hooks({
     around: {
-      all: [
-        authenticated,
-        schemaHooks.resolveExternal(organizationExternalResolver),
-        schemaHooks.resolveResult(organizationResolver)
-      ],
+      all: [authenticated],
       create: [refuseApiKeyCallers],
       patch: [refuseApiKeyCallers]
     },

@@ -25,7 +25,6 @@ export type User = Static<typeof userSchema>
 
 export const userPublicSchema = Type.Omit(userSchema, ['password', 'sessions_valid_after'], { $id: 'UserPublic' })
 
-export const userResolver = resolve<User, HookContext>({})
 export const userExternalResolver = resolve<User, HookContext>({
   password: async () => undefined,
   sessions_valid_after: async () => undefined

@@ -2,11 +2,12 @@ import { Forbidden, NotFound } from '@feathersjs/errors'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
+import { resolveRecords } from '../../hooks/resolve-records.js'
 import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { UserService, getOptions } from './users.class.js'
 import {
   userDataResolver, userDataValidator, userExternalResolver, userPatchResolver, userPatchValidator,
-  userQueryValidator, userResolver, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema,
+  userQueryValidator, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema,
   emailVerificationSchema, emailVerificationValidator
 } from './users.schema.js'
 import { mail } from '../../mail/index.js'
@@ -63,7 +64,7 @@ export const user = (app: Application) => {
   } as any)
   app.service(userPath).hooks({
     around: {
-      all: [schemaHooks.resolveExternal(userExternalResolver), schemaHooks.resolveResult(userResolver)],
+      all: [resolveRecords([], userExternalResolver)],
       find: [authenticated],
       get: [authenticatedOrLoginRead],
       patch: [authenticated, refuseApiKeyCallers]
