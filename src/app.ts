@@ -25,6 +25,13 @@ const health = (app: Application) => async (ctx: Context, next: Next) => {
   }
 }
 
+/** The JSON text as sent (koa-body's rawBody) goes to params.rawBody: checkAmounts reads numbers as written. */
+const rawBodyInParams = async (ctx: Context, next: Next) => {
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody
+  if (typeof raw === 'string' && raw) ctx.feathers = { ...ctx.feathers, rawBody: raw } as typeof ctx.feathers
+  return next()
+}
+
 /** Builds the application: configuration, Koa middleware, transports, services, app hooks. */
 export async function createApp(overrides: Partial<Configuration> = {}): Promise<Application> {
   const app: Application = koa(feathers())
@@ -47,9 +54,11 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
       parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],
       jsonLimit: '1mb',
       urlencoded: false,
-      text: false
+      text: false,
+      includeUnparsed: true
     } as any)
   )
+  app.use(rawBodyInParams)
   app.use(getBodyQuery())
   openApi(app)
 
