@@ -11,6 +11,7 @@ import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
+import { invitationPage } from './invitation-page.js'
 import { rateLimiting } from './rate-limit/index.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
@@ -37,6 +38,12 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   const app: Application = koa(feathers())
   app.configure(configuration(configurationValidator))
   for (const [key, value] of Object.entries(overrides)) app.set(key as any, value as any)
+  // Unset, the public URL and the front end are this service where it listens; the service then
+  // serves the invitation acceptance page itself.
+  const ownUrl = `http://localhost:${app.get('port') || 3030}`
+  const servesInvitationPage = !app.get('appUrl')
+  if (!app.get('publicUrl')) app.set('publicUrl', ownUrl)
+  if (servesInvitationPage) app.set('appUrl', ownUrl)
   loadSecret(app)
   // Koa then reads ctx.ip from X-Forwarded-For: only safe when a proxy sets that header.
   app.proxy = app.get('trustProxy')
@@ -49,6 +56,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(errorMiddleware())
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
+  if (servesInvitationPage) app.use(invitationPage(app.get('inviteLinkPath')))
   app.use(
     bodyParser({
       parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],
