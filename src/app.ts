@@ -48,7 +48,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   // Koa then reads ctx.ip from X-Forwarded-For: only safe when a proxy sets that header.
   app.proxy = app.get('trustProxy')
 
-  const logger = createLogger(app.get('logLevel'))
+  const logger = overrides.logger ?? createLogger(app.get('logLevel'), app.get('logFormat'))
   app.set('logger', logger)
   app.on('feathers-error' as any, (error: unknown) => logger.error({ err: error }, 'request failed'))
 
