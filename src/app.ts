@@ -12,6 +12,7 @@ import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
+import { invitationPage, verificationPage } from './invitation-page.js'
 import { rateLimiting } from './rate-limit/index.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
@@ -26,30 +27,49 @@ const health = (app: Application) => async (ctx: Context, next: Next) => {
   }
 }
 
+/** The JSON text as sent (koa-body's rawBody) goes to params.rawBody: checkAmounts reads numbers as written. */
+const rawBodyInParams = async (ctx: Context, next: Next) => {
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody
+  if (typeof raw === 'string' && raw) ctx.feathers = { ...ctx.feathers, rawBody: raw } as typeof ctx.feathers
+  return next()
+}
+
 /** Builds the application: configuration, Koa middleware, transports, services, app hooks. */
 export async function createApp(overrides: Partial<Configuration> = {}): Promise<Application> {
   const app: Application = koa(feathers())
   app.configure(configuration(configurationValidator))
   for (const [key, value] of Object.entries(overrides)) app.set(key as any, value as any)
+  // Unset, the public URL and the front end are this service where it listens; the service then
+  // serves the invitation acceptance page itself.
+  const ownUrl = `http://localhost:${app.get('port') || 3030}`
+  const servesInvitationPage = !app.get('appUrl')
+  if (!app.get('publicUrl')) app.set('publicUrl', ownUrl)
+  if (servesInvitationPage) app.set('appUrl', ownUrl)
   loadSecret(app)
   // Koa then reads ctx.ip from X-Forwarded-For: only safe when a proxy sets that header.
   app.proxy = app.get('trustProxy')
 
-  const logger = overrides.logger ?? createLogger(app.get('logLevel'))
+  const logger = overrides.logger ?? createLogger(app.get('logLevel'), app.get('logFormat'))
   app.set('logger', logger)
 
   app.use(requestLogger(logger))
   app.use(errorMiddleware(logger))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
+  if (servesInvitationPage) {
+    app.use(invitationPage(app.get('inviteLinkPath')))
+    app.use(verificationPage(app.get('emailVerificationLinkPath')))
+  }
   app.use(
     bodyParser({
       parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],
       jsonLimit: '1mb',
       urlencoded: false,
-      text: false
+      text: false,
+      includeUnparsed: true
     } as any)
   )
+  app.use(rawBodyInParams)
   app.use(getBodyQuery())
   app.use(rejectNulCharacters())
   openApi(app)

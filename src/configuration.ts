@@ -13,6 +13,8 @@ export const configurationSchema = Type.Intersect([
     publicUrl: Type.String(),
     appUrl: Type.String(),
     logLevel: Type.String(),
+    /** 'json' (one JSON object per line) or 'pretty' (pino-pretty, for a terminal). */
+    logFormat: Type.Union([Type.Literal('json'), Type.Literal('pretty')]),
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),

@@ -5,6 +5,7 @@ import knex from 'knex'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
+import { checkDatabaseUrl, lockDataDir } from './startup.js'
 
 const DATE_OID = 1082
 const INT8_OID = 20
@@ -33,7 +34,10 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
     import('knex-pglite')
   ])
   let dir = MEMORY_DATABASE
+  // The embedded database on disk belongs to one process: DATA_DIR stays locked until it closes.
+  let release = () => {}
   if (databaseUrl !== MEMORY_DATABASE) {
+    release = lockDataDir(dataDir)
     dir = path.resolve(dataDir, 'pgdata')
     fs.mkdirSync(dir, { recursive: true })
   }
@@ -42,6 +46,14 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
     extensions: { pg_trgm, btree_gist, btree_gin, unaccent },
     parsers: { [DATE_OID]: (value: string) => value, [INT8_OID]: (value: string) => Number(value) }
   })
+  const close = pglite.close.bind(pglite)
+  pglite.close = async () => {
+    try {
+      await close()
+    } finally {
+      release()
+    }
+  }
   return {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
@@ -49,13 +61,21 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
   } as Knex.Config
 }
 
+// knex warns of every failed connection attempt with its stack; the error itself still reaches
+// the caller (start-up prints it as one line, a request answers 503), so the warning is noise.
+const warnUnlessAcquireError = (message: string) => {
+  if (!String(message).startsWith('Acquire connection error')) console.warn(message)
+}
+
 /** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
 export async function createKnex(databaseUrl: string, dataDir: string, poolSize = 10): Promise<Knex> {
   if (databaseUrl && databaseUrl !== MEMORY_DATABASE) {
+    checkDatabaseUrl(databaseUrl)
     return knex({
       client: 'pg',
       connection: databaseUrl,
-      pool: { min: 0, max: poolSize }
+      pool: { min: 0, max: poolSize },
+      log: { warn: warnUnlessAcquireError }
     })
   }
   return knex(await embeddedConfig(databaseUrl, dataDir))

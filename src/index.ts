@@ -1,5 +1,6 @@
 import { createApp } from './app.js'
 import { describeDatabase, migrate } from './db.js'
+import { exitOnStartupError } from './startup.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
 
@@ -33,7 +34,4 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'))
 }
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+main().catch((error) => exitOnStartupError(error, process.env.DATABASE_URL))

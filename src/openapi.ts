@@ -40,12 +40,61 @@ function collectSchema(components: Record<string, unknown>, schema: any) {
   return body
 }
 
-function queryParameters(query: any) {
+const isOperatorObject = (schema: any) => schema?.type === 'object' && Object.keys(schema.properties ?? {}).some((key) => key.startsWith('$'))
+/** The plain value form of a filter (its operator object and null left out: a query string cannot send them as such). */
+const valueForm = (schema: any): any => {
+  const forms = (schema.anyOf ?? [schema]).filter((form: any) => !isOperatorObject(form) && form.type !== 'null')
+  return forms.length === 1 ? (forms[0].anyOf ? valueForm(forms[0]) : forms[0]) : schema
+}
+
+/**
+ * The query string as the service reads it (qs): $sort and operator objects nest with brackets,
+ * which is OpenAPI's deepObject style, so Swagger UI's "Try it out" sends $sort[first_name]=-1.
+ * $limit and $skip are integers with defaults the service accepts.
+ */
+function queryParameters(query: any, defaultLimit: number) {
   const properties = plain(query).properties ?? {}
-  return Object.entries(properties).map(([name, schema]) => ({
-    name, in: 'query', required: false, schema,
-    description: 'May also be sent as {"query": {...}} in the JSON body of the GET.'
-  }))
+  return Object.entries(properties).map(([name, schema]: [string, any]) => {
+    if (name === '$limit') return { name, in: 'query', required: false, schema: { ...schema, default: Math.min(defaultLimit, schema.maximum ?? defaultLimit) }, description: 'page size' }
+    if (name === '$skip') return { name, in: 'query', required: false, schema: { ...schema, default: 0 }, description: 'rows to skip' }
+    if (name === '$sort') {
+      const first = Object.keys(schema.properties ?? {}).find((key) => key !== 'organization_id') ?? 'id'
+      return {
+        name, in: 'query', required: false, style: 'deepObject', explode: true, schema,
+        example: { [first]: 1 },
+        description: `{field: 1 | -1}, sent as $sort[${first}]=1; ties are broken by id`
+      }
+    }
+    const operators = (schema.anyOf ?? []).find(isOperatorObject)
+    const description = operators
+      ? `equals; or comparisons in deepObject form: ${name}[$gte]=…, ${name}[$in][]=… (${Object.keys(operators.properties).join(' ')}). Filters may also be sent as {"query": {...}} in the JSON body of the GET.`
+      : 'May also be sent as {"query": {...}} in the JSON body of the GET.'
+    return { name, in: 'query', required: false, schema: valueForm(schema), description }
+  })
+}
+
+/** POST /authentication (the Feathers authentication service): log in for a JWT. */
+const authenticationPath = {
+  post: {
+    tags: ['authentication'],
+    summary: 'Log in: e-mail and password (strategy local) for a JWT, or renew with a JWT (strategy jwt)',
+    security: [],
+    requestBody: json({
+      oneOf: [
+        { type: 'object', required: ['strategy', 'email', 'password'], properties: { strategy: { type: 'string', enum: ['local'] }, email: { type: 'string', format: 'email' }, password: { type: 'string' } } },
+        { type: 'object', required: ['strategy', 'accessToken'], properties: { strategy: { type: 'string', enum: ['jwt'] }, accessToken: { type: 'string' } } }
+      ],
+      example: { strategy: 'local', email: 'ada@example.com', password: 'correct horse battery' }
+    }),
+    responses: {
+      201: {
+        description: 'The JWT (send it as Authorization: Bearer <accessToken>) and the user',
+        ...json({ type: 'object', properties: { accessToken: { type: 'string' }, authentication: { type: 'object' }, user: { type: 'object' } } })
+      },
+      401: { description: 'Wrong e-mail or password, or an invalid token', ...json(errorRef) },
+      429: { description: 'Too many failed logins', ...json(errorRef) }
+    }
+  }
 }
 
 export function openApiDocument(app: Application) {
@@ -61,7 +110,8 @@ export function openApiDocument(app: Application) {
     }
   }
   const paths: Record<string, any> = {
-    '/health': { get: { summary: 'Liveness and database check', security: [], responses: { 200: { description: 'ok' }, 503: { description: 'database unreachable' } } } }
+    '/health': { get: { summary: 'Liveness and database check', security: [], responses: { 200: { description: 'ok' }, 503: { description: 'database unreachable' } } } },
+    '/authentication': authenticationPath
   }
   for (const [location, service] of Object.entries(app.services)) {
     const options = feathersCore.getServiceOptions(service) as any
@@ -81,7 +131,7 @@ export function openApiDocument(app: Application) {
     if (methods.includes('find')) {
       collection.get = {
         tags: [tag], summary: `List ${location}`, description: docs.description,
-        parameters: query ? queryParameters(query) : [],
+        parameters: query ? queryParameters(query, app.get('paginate')?.default ?? 10) : [],
         responses: { 200: { description: 'A page', ...json({ type: 'object', properties: { total: { type: 'integer' }, limit: { type: 'integer' }, skip: { type: 'integer' }, data: { type: 'array', items: resultRef } } }) }, ...errorResponses }
       }
     }

@@ -113,3 +113,25 @@ export const termSearch = ($id: string) => Type.Object(searchFields, { $id, addi
 
 /** The answer of every `search` custom method: the list envelope, so a search pages like a list. */
 export const searchResult = ($id: string, item: TSchema) => Type.Object({ ...envelope(item).properties }, { $id })
+
+/**
+ * Decimal inputs (money, quantities, percentages): a JSON number or an exact decimal string
+ * ('10.50'). A string's pattern holds its range and decimal places; a number's decimal places are
+ * checked by checkAmounts on the text the client sent (a binary float cannot tell
+ * 19.999999999999999999 from 20). Stored and returned as exact decimal strings.
+ */
+export const MONEY_PATTERN = '^\\d{1,12}(\\.\\d{1,2})?$'
+export const QUANTITY_PATTERN = '^(?!0*(\\.0*)?$)\\d{1,10}(\\.\\d{1,4})?$'
+export const PERCENTAGE_PATTERN = '^(100(\\.0{1,2})?|\\d{1,2}(\\.\\d{1,2})?)$'
+
+const decimalInput = (number: { minimum?: number; exclusiveMinimum?: number; maximum: number }, pattern: string, description: string) =>
+  Type.Union([Type.Number(number), Type.String({ pattern })], { description })
+
+export const MoneyInput = (description = 'a number or a decimal string, at most 2 decimal places, e.g. 1500 or "1500.50"') =>
+  decimalInput({ minimum: 0, maximum: 999_999_999_999.99 }, MONEY_PATTERN, description)
+
+export const QuantityInput = (description = 'greater than 0, a number or a decimal string, at most 4 decimal places, e.g. 2.5 or "2.5"') =>
+  decimalInput({ exclusiveMinimum: 0, maximum: 9_999_999_999 }, QUANTITY_PATTERN, description)
+
+export const PercentageInput = (description = '0 to 100, a number or a decimal string, at most 2 decimal places, e.g. 21 or "7.5"') =>
+  decimalInput({ minimum: 0, maximum: 100 }, PERCENTAGE_PATTERN, description)

@@ -15,7 +15,7 @@ function capturedLogger() {
       callback()
     }
   })
-  return { lines, logger: createLogger('info', destination) }
+  return { lines, logger: createLogger('info', 'json', destination) }
 }
 
 const GENERIC_500 = { name: 'GeneralError', message: 'Internal server error', code: 500, className: 'general-error' }
@@ -109,5 +109,35 @@ describe('logging', () => {
       expect(res.status).toBe(400)
       expect(errorLines()).toHaveLength(0)
     })
+  })
+})
+
+describe('request logging', () => {
+  const { lines, logger } = capturedLogger()
+  let t: TestApp
+  let acme: Tenant
+  beforeAll(async () => {
+    t = await startApp({ logger })
+    acme = await createTenant(t)
+    // Something that logs while serving a request, as a service hook or the error hook does.
+    t.app.service('companies').hooks({ before: { find: [async (context: any) => context.app.get('logger').warn({ path: context.path }, 'inside a hook')] } })
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('when a request is served, then every line it logs, inside hooks too, carries its req_id; lines outside requests carry none', async () => {
+    const res = await t.http().get('/companies').set(acme.key).set('X-Request-Id', 'trace-me-1')
+    expect(res.status).toBe(200)
+    await new Promise((resolve) => setImmediate(resolve))
+    const inside = lines.find((line) => line.msg === 'inside a hook')
+    expect(inside).toMatchObject({ req_id: 'trace-me-1', path: 'companies', level: 40 })
+    const request = lines.filter((line) => line.msg === 'request' && line.req_id === 'trace-me-1')
+    expect(request).toHaveLength(1)
+    expect(request[0]).toMatchObject({ method: 'GET', status: 200 })
+
+    t.app.get('logger').info('outside any request')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(lines.find((line) => line.msg === 'outside any request')).not.toHaveProperty('req_id')
   })
 })

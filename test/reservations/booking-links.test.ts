@@ -147,6 +147,25 @@ describe('booking links and the public booking page', () => {
       expect((await pub().post('/public/reservations/not-a-token/cancel').send({})).status).toBe(404)
     })
 
+    it('when a visitor cancels with no body, an empty JSON body or {}, then each reservation is cancelled without a reason', async () => {
+      const date = inDays(13)
+      const visitor = { first_name: 'Lia', last_name: 'Ruiz', email: 'lia.ruiz@example.test' }
+      const cancels = [
+        (token: string) => pub().post(`/public/reservations/${token}/cancel`),
+        (token: string) => pub().post(`/public/reservations/${token}/cancel`).set('Content-Type', 'application/json').send(''),
+        (token: string) => pub().post(`/public/reservations/${token}/cancel`).send({})
+      ]
+      for (const [i, cancel] of cancels.entries()) {
+        const booked = await pub().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: at(date, `${9 + i}:00`.padStart(5, '0')), contact: visitor })
+        expect(booked.status, JSON.stringify(booked.body)).toBe(201)
+        const res = await cancel(booked.body.manage_token)
+        expect(res.status, JSON.stringify(res.body)).toBe(201)
+        expect(res.body).toMatchObject({ status: 'cancelled', cancelled_by: 'contact' })
+        const read = await t.http().get(`/reservations/${booked.body.reservation.id}`).set(acme.key)
+        expect(read.body).toMatchObject({ status: 'cancelled', cancellation_reason: null })
+      }
+    })
+
     it('when a service is not on the link, belongs to another organization or the body is invalid, then 400 and nothing is booked', async () => {
       const date = inDays(7)
       const theirs = await created(t, globex, '/reservation-services', { name: 'Theirs', duration_minutes: 60 })

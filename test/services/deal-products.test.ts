@@ -97,6 +97,19 @@ describe('deal products', () => {
       expect(ok.body).toMatchObject({ tax_percentage: '0.00', total_amount_with_tax: '10.00' })
     })
 
+    it('when quantity, price and percentages are decimal strings, then the totals are computed exactly from them', async () => {
+      const res = await add({ quantity: '2.5', price: '10.10', discount_type: 'percentage', discount_percentage: '10', tax_percentage: '21.5' })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+      expect(res.body).toMatchObject({ quantity: '2.5000', price: '10.10', discount_percentage: '10.00', tax_percentage: '21.50', total_amount_without_tax: '22.73', total_amount_with_tax: '27.62' })
+    })
+
+    it('when a JSON number has more decimals than a float keeps, then 400 naming the field', async () => {
+      const body = `{"deal_id":${deal.id},"product_id":${product.id},"quantity":1.000000000000000001,"price":5}`
+      const res = await t.http().post('/deal-products').set(acme.key).set('Content-Type', 'application/json').send(body)
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toEqual({ quantity: 'must have at most 4 decimal places' })
+    })
+
     it('when a fixed discount is above the line subtotal, then 400 with errors.discount_amount and nothing is written', async () => {
       const before = await t.db('deal_products').where({ organization_id: acme.organization.id }).count({ n: '*' })
       const res = await add({ quantity: 2, price: 10, discount_type: 'fixed', discount_amount: 20.01 })
@@ -111,13 +124,15 @@ describe('deal products', () => {
       [{ quantity: 1, discount_type: 'fixed' }, { discount_amount: "is required with discount_type 'fixed'" }],
       [{ quantity: 1, discount_type: 'percentage', discount_percentage: 10, discount_amount: 5 }, { discount_amount: "is only used with discount_type 'fixed'" }],
       [{ quantity: 1, discount_percentage: 10 }, { discount_percentage: "is only used with discount_type 'percentage'" }],
-      [{ quantity: 1, discount_type: 'percentage', discount_percentage: 100.01 }, { discount_percentage: 'must be <= 100' }],
+      [{ quantity: 1, discount_type: 'percentage', discount_percentage: 100.01 }, { discount_percentage: 'must be at most 100' }],
       [{ quantity: 1, discount_type: 'bogus', discount_amount: 1 }, { discount_type: expect.any(String) }],
-      [{ quantity: 1, tax_percentage: -1 }, { tax_percentage: 'must be >= 0' }],
-      [{ quantity: 0 }, { quantity: 'must be > 0' }],
+      [{ quantity: 1, tax_percentage: -1 }, { tax_percentage: 'must be at least 0' }],
+      [{ quantity: 0 }, { quantity: 'must be greater than 0' }],
       [{ quantity: 1.00001 }, { quantity: 'must have at most 4 decimal places' }],
       [{ quantity: 1, price: 1.001 }, { price: 'must have at most 2 decimal places' }],
-      [{ quantity: '2' }, { quantity: 'must be number' }],
+      [{ quantity: 'two' }, { quantity: 'must be a quantity greater than 0 like 2.5, with at most 4 decimal places' }],
+      [{ quantity: '0.0000' }, { quantity: 'must be a quantity greater than 0 like 2.5, with at most 4 decimal places' }],
+      [{ quantity: 1, tax_percentage: '100.5' }, { tax_percentage: 'must be a percentage from 0 to 100 like 7.5, with at most 2 decimal places' }],
       [{}, { quantity: 'is required' }],
       [{ quantity: 1, name: 'Renamed' }, { name: 'is not allowed' }],
       [{ quantity: 1, total_amount_with_tax: 1 }, { total_amount_with_tax: 'is not allowed' }],

@@ -93,12 +93,32 @@ describe('deals', () => {
       expect(big.body.amount).toBe('999999999999.99')
     })
 
+    it('when the amount is a decimal string, then it is stored exactly; patched with one, it is read back exactly', async () => {
+      const res = await create({ amount: '10.50' })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+      expect(res.body.amount).toBe('10.50')
+      expect((await patch(res.body.id, { amount: '999999999999.99' })).status).toBe(200)
+      expect((await read(res.body.id)).amount).toBe('999999999999.99')
+    })
+
+    it('when a JSON number has more than 2 decimals that a float would round away, then 400 and nothing is stored', async () => {
+      const before = await t.db('deals').where({ organization_id: acme.organization.id }).count({ n: '*' })
+      const body = `{"name":"Rounded","amount":19.999999999999999999,"currency":"EUR","status":"open","pipeline_id":${board.pipeline.id},"pipeline_stage_id":${board.stages[0].id}}`
+      const res = await t.http().post('/deals').set(acme.key).set('Content-Type', 'application/json').send(body)
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toEqual({ amount: 'must have at most 2 decimal places' })
+      const after = await t.db('deals').where({ organization_id: acme.organization.id }).count({ n: '*' })
+      expect(after[0].n).toBe(before[0].n)
+    })
+
     it.each([
-      [{ amount: -1 }, { amount: 'must be >= 0' }],
+      [{ amount: -1 }, { amount: 'must be at least 0' }],
       [{ amount: 10.001 }, { amount: 'must have at most 2 decimal places' }],
-      [{ amount: '1500' }, { amount: 'must be number' }],
-      [{ currency: 'eur' }, { currency: 'must match pattern "^[A-Z]{3}$"' }],
-      [{ currency: 'EURO' }, { currency: 'must match pattern "^[A-Z]{3}$"' }],
+      [{ amount: '15.005' }, { amount: 'must be an amount like 10.50: at most 12 digits before the point and 2 after' }],
+      [{ amount: '-1' }, { amount: 'must be an amount like 10.50: at most 12 digits before the point and 2 after' }],
+      [{ amount: true }, { amount: 'must be a number or text' }],
+      [{ currency: 'eur' }, { currency: 'must be a currency code in capitals like EUR' }],
+      [{ currency: 'EURO' }, { currency: 'must be a currency code in capitals like EUR' }],
       [{ currency: 'ABC' }, { currency: 'must be an ISO 4217 currency code' }],
       [{ status: 'pending' }, { status: expect.any(String) }],
       [{ expected_close_date: '31/12/2026' }, { expected_close_date: expect.any(String) }],
@@ -244,7 +264,7 @@ describe('deals', () => {
 
     it('when any deal field is patched, then the same validation applies', async () => {
       const deal = (await create({})).body
-      expect((await patch(deal.id, { amount: -5 })).body.errors).toEqual({ amount: 'must be >= 0' })
+      expect((await patch(deal.id, { amount: -5 })).body.errors).toEqual({ amount: 'must be at least 0' })
       expect((await patch(deal.id, { currency: 'ZZZ' })).body.errors).toEqual({ currency: 'must be an ISO 4217 currency code' })
       expect((await patch(deal.id, { organization_id: globex.organization.id })).body.errors).toEqual({ organization_id: 'is not allowed' })
       const ok = await patch(deal.id, { name: 'Renewal', amount: 120.5, currency: 'USD', expected_close_date: '2027-03-01T10:00:00Z', owned_by_user_id: null })

@@ -1,7 +1,7 @@
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { DecimalString, MoneyInput, Nullable, PercentageInput, QuantityInput, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
 export const DISCOUNT_TYPES = ['percentage', 'fixed'] as const
 export type DiscountType = (typeof DISCOUNT_TYPES)[number]
@@ -37,16 +37,14 @@ export const EMBEDDED_DEAL_PRODUCT_COLUMNS = [
 export const embeddedDealProductSchema = Type.Pick(dealProductSchema, [...EMBEDDED_DEAL_PRODUCT_COLUMNS], { $id: undefined, additionalProperties: false })
 
 
-const Percentage = Type.Number({ minimum: 0, maximum: 100, description: 'at most 2 decimal places' })
-
 const changeable = {
-  quantity: Type.Number({ exclusiveMinimum: 0, maximum: 9_999_999_999, description: 'at most 4 decimal places; a string on output' }),
-  price: Type.Optional(Type.Number({ minimum: 0, maximum: 999_999_999_999.99, description: "at most 2 decimal places; defaults to the product's price" })),
+  quantity: QuantityInput(),
+  price: Type.Optional(MoneyInput("a number or a decimal string, at most 2 decimal places; defaults to the product's price")),
   description: Type.Optional(dealProductSchema.properties.description),
   discount_type: Type.Optional(dealProductSchema.properties.discount_type),
-  discount_amount: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 999_999_999_999.99, description: "with discount_type 'fixed'; at most the line subtotal" }))),
-  discount_percentage: Type.Optional(Nullable({ ...Percentage, description: "with discount_type 'percentage'" })),
-  tax_percentage: Type.Optional({ ...Percentage, description: "defaults to the product's tax_percentage, or 0" })
+  discount_amount: Type.Optional(Nullable(MoneyInput("with discount_type 'fixed', at most the line subtotal; a number or a decimal string, at most 2 decimal places"))),
+  discount_percentage: Type.Optional(Nullable(PercentageInput("with discount_type 'percentage': 0 to 100, a number or a decimal string, at most 2 decimal places"))),
+  tax_percentage: Type.Optional(PercentageInput("defaults to the product's tax_percentage, or 0; a number or a decimal string, at most 2 decimal places"))
 }
 
 /** Decimal places of the numeric inputs (see checkAmounts). */

@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { CalendarDate, DecimalString, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { CalendarDate, DecimalString, MoneyInput, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 import { embeddedDealProductSchema } from '../deal-products/deal-products.schema.js'
 import { CurrencyCode } from './money.js'
@@ -66,7 +66,7 @@ export const dealExternalResolver = resolve<Deal, HookContext>({
 
 const writable = {
   name: dealSchema.properties.name,
-  amount: Type.Number({ minimum: 0, maximum: 999_999_999_999.99, description: 'at most 2 decimal places; a decimal string on output' }),
+  amount: MoneyInput(),
   currency: CurrencyCode,
   status: dealSchema.properties.status,
   pipeline_id: RecordId,

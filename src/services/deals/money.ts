@@ -32,16 +32,52 @@ export interface AmountRules {
 }
 
 /**
- * Before hook after validateData: the decimal places of numeric fields and the currency codes,
- * which JSON Schema cannot check exactly (multipleOf on binary floats rejects 19.99). 400 with
- * errors.<field>.
+ * The source text of every number of a JSON document, by path ('amount', 'lines.0.price'): what
+ * the client wrote, before JSON.parse rounded it to a binary float. The text must be valid JSON.
+ */
+export function numberLiterals(json: string): Map<string, string> {
+  const found = new Map<string, string>()
+  const frames: { key?: string; index: number; expectKey: boolean; isArray: boolean }[] = []
+  for (let i = 0; i < json.length; i++) {
+    const char = json[i]
+    const top = frames[frames.length - 1]
+    if (char === '{' || char === '[') frames.push({ index: 0, expectKey: char === '{', isArray: char === '[' })
+    else if (char === '}' || char === ']') frames.pop()
+    else if (char === ',' && top) top.isArray ? top.index++ : (top.expectKey = true)
+    else if (char === ':' && top) top.expectKey = false
+    else if (char === '"') {
+      let end = i + 1
+      while (json[end] !== '"') end += json[end] === '\\' ? 2 : 1
+      if (top?.expectKey) top.key = JSON.parse(json.slice(i, end + 1))
+      i = end
+    } else if (/[-\d]/.test(char)) {
+      let end = i
+      while (end < json.length && /[-+\d.eE]/.test(json[end])) end++
+      found.set(frames.map((frame) => (frame.isArray ? frame.index : frame.key)).join('.'), json.slice(i, end))
+      i = end - 1
+    }
+  }
+  return found
+}
+
+/** The text the client wrote for a top-level number of the body, when the request had a JSON body. */
+const writtenNumber = (context: HookContext, field: string, value: number) => {
+  const raw = (context.params as { rawBody?: unknown }).rawBody
+  return (typeof raw === 'string' && numberLiterals(raw).get(field)) || String(value)
+}
+
+/**
+ * Before hook after validateData: the decimal places of numeric fields (on the text the client
+ * sent, so 19.999999999999999999 is refused rather than rounded to 20) and the currency codes,
+ * which JSON Schema cannot check exactly (multipleOf on binary floats rejects 19.99). Decimal
+ * strings are checked by their schema's pattern. 400 with errors.<field>.
  */
 export const checkAmounts = ({ places = {}, currencies = [] }: AmountRules) => async (context: HookContext) => {
   const data = (context.data ?? {}) as Record<string, unknown>
   const errors: Record<string, string> = {}
   for (const [field, most] of Object.entries(places)) {
     const value = data[field]
-    if (typeof value === 'number' && exact(value).decimalPlaces() > most) {
+    if (typeof value === 'number' && exact(writtenNumber(context, field, value)).decimalPlaces() > most) {
       errors[field] = `must have at most ${most} decimal places`
     }
   }

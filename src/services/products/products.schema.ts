@@ -1,7 +1,7 @@
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps, searchResult, termSearch } from '../../schemas.js'
+import { DecimalString, MoneyInput, Nullable, PercentageInput, RecordId, listQuery, softDeleteTimestamps, searchResult, termSearch } from '../../schemas.js'
 import { CurrencyCode } from '../deals/money.js'
 
 export const productSchema = Type.Object(
@@ -26,9 +26,9 @@ const writable = {
   name: productSchema.properties.name,
   sku: Type.Optional(productSchema.properties.sku),
   description: Type.Optional(productSchema.properties.description),
-  price: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 999_999_999_999.99, description: 'at most 2 decimal places; a decimal string on output' }))),
+  price: Type.Optional(Nullable(MoneyInput())),
   currency: Type.Optional(productSchema.properties.currency),
-  tax_percentage: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100, description: 'at most 2 decimal places' }))),
+  tax_percentage: Type.Optional(Nullable(PercentageInput())),
   active: Type.Optional(Type.Boolean({ default: true }))
 }
 

@@ -75,6 +75,11 @@ const PATHS = {
   }
 }
 
+/** The reason is optional: no body or an empty one is a cancel without a reason. */
+const noBodyIsEmpty = async (context: any) => {
+  if (context.data === undefined || context.data === null || context.data === '') context.data = {}
+}
+
 /** The public booking routes: no credentials, rate limited per address, one organization's link at a time. */
 export const publicBooking = (app: Application) => {
   const koa = { before: [limitPerAddress(app)] }
@@ -88,7 +93,7 @@ export const publicBooking = (app: Application) => {
 
   app.service(publicSlotsPath).hooks({ before: { find: [schemaHooks.validateQuery(publicSlotsQueryValidator)] } })
   app.service(publicBookingPath).hooks({ before: { create: [schemaHooks.validateData(publicBookingDataValidator)] } })
-  app.service(publicCancelPath).hooks({ before: { create: [schemaHooks.validateData(publicCancelDataValidator)] } })
+  app.service(publicCancelPath).hooks({ before: { create: [noBodyIsEmpty, schemaHooks.validateData(publicCancelDataValidator)] } })
 }
 
 declare module '../../declarations.js' {

@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { DecimalString, MoneyInput, Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { TimeZoneField } from '../../reservations/fields.js'
 
 const Minutes = (description: string, minimum = 0) => Type.Integer({ minimum, maximum: 525_600, description })
@@ -45,8 +45,8 @@ const optional = {
   requires_confirmation: Type.Optional(p.requires_confirmation),
   is_active: Type.Optional(p.is_active),
   timezone: Type.Optional(p.timezone),
-  // Decimal places are checked by checkAmounts (multipleOf on binary floats would refuse 19.9).
-  price: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 999999999999.99, description: 'at most 2 decimal places' }))),
+  // Decimal places of a number are checked by checkAmounts (multipleOf on binary floats would refuse 19.9).
+  price: Type.Optional(Nullable(MoneyInput())),
   currency: Type.Optional(p.currency),
   image_url: Type.Optional(p.image_url)
 }

@@ -1,0 +1,14 @@
+# The API in a container: `docker compose up --build` (see docker-compose.yml and README).
+FROM node:20-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY config ./config
+COPY migrations ./migrations
+COPY src ./src
+COPY tsconfig.json ./
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3030 DATA_DIR=/data
+EXPOSE 3030
+VOLUME /data
+# node itself (not npm or a shell) is the process the runtime signals: SIGTERM shuts down gracefully.
+CMD ["node", "--import", "tsx", "src/index.ts"]

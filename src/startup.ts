@@ -1,0 +1,117 @@
+import fs from 'node:fs'
+import path from 'node:path'
+
+/**
+ * A problem the person starting the service can fix (a bad DATABASE_URL, a data directory in
+ * use): printed as its one-line message, without a stack trace, and the process exits 1.
+ */
+export class StartupError extends Error {
+  name = 'StartupError'
+}
+
+const POSTGRES_PROTOCOLS = ['postgres:', 'postgresql:']
+
+/** Throws a StartupError unless databaseUrl is a postgres:// URL. */
+export function checkDatabaseUrl(databaseUrl: string) {
+  let url: URL | undefined
+  try {
+    // 'localhost:5432/crm' parses as the scheme 'localhost:': a URL here has '//' after its scheme.
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl)) url = new URL(databaseUrl)
+  } catch {
+    // reported below
+  }
+  if (!url) {
+    throw new StartupError(
+      'DATABASE_URL is not a URL: expected postgres://user:password@host:5432/database (or unset it for the embedded database)'
+    )
+  }
+  if (!POSTGRES_PROTOCOLS.includes(url.protocol)) {
+    throw new StartupError(
+      `DATABASE_URL must be a postgres:// URL, not ${url.protocol}// (only PostgreSQL is supported; unset it for the embedded database)`
+    )
+  }
+}
+
+// Connection failures a person can act on, by the code pg or the network layer gives them.
+const CONNECTION_PROBLEMS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  '28P01': 'password authentication failed',
+  '28000': 'access denied',
+  '3D000': 'database does not exist'
+}
+
+/** The database server's address without credentials, for messages. */
+const serverOf = (databaseUrl: string) => {
+  try {
+    const url = new URL(databaseUrl)
+    return `${url.hostname}:${url.port || 5432}${url.pathname}`
+  } catch {
+    return 'the database server'
+  }
+}
+
+/** A StartupError for a failure to reach the database server, or undefined for any other error. */
+export function connectionProblem(error: any, databaseUrl: string): StartupError | undefined {
+  const code = error?.code ?? error?.errors?.[0]?.code
+  const problem = CONNECTION_PROBLEMS[code] ?? (error?.name === 'KnexTimeoutError' ? 'no connection within the timeout' : undefined)
+  if (!problem) return undefined
+  return new StartupError(`Cannot connect to the database at ${serverOf(databaseUrl)}: ${problem} (check DATABASE_URL)`)
+}
+
+/** Prints a StartupError as one line (anything else with its stack) and exits 1. */
+export function exitOnStartupError(error: unknown, databaseUrl = ''): never {
+  const known = error instanceof StartupError ? error : connectionProblem(error, databaseUrl)
+  console.error(known ? `Error: ${known.message}` : error)
+  process.exit(1)
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error: any) {
+    return error?.code === 'EPERM'
+  }
+}
+
+/**
+ * One writer per embedded database: takes DATA_DIR/crm.lock holding this process's pid, or
+ * refuses with a StartupError naming the running process. A lock whose process is gone (a
+ * crash, a container restart reusing our pid) is taken over. Returns the release function,
+ * which also runs when the process exits.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  const dir = path.resolve(dataDir)
+  const file = path.join(dir, 'crm.lock')
+  fs.mkdirSync(dir, { recursive: true })
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' })
+      break
+    } catch (error: any) {
+      if (error?.code !== 'EEXIST' || attempt > 2) throw error
+      const owner = Number.parseInt(fs.readFileSync(file, 'utf8'), 10)
+      if (owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new StartupError(
+          `The embedded database in ${dir} is in use by process ${owner}: stop that process first, or set DATABASE_URL to a PostgreSQL server to run several processes`
+        )
+      }
+      fs.rmSync(file, { force: true })
+    }
+  }
+  const release = () => {
+    process.removeListener('exit', release)
+    try {
+      if (Number.parseInt(fs.readFileSync(file, 'utf8'), 10) === process.pid) fs.rmSync(file, { force: true })
+    } catch {
+      // already gone
+    }
+  }
+  process.on('exit', release)
+  return release
+}
