@@ -31,6 +31,12 @@ export const TimeOfDay = Type.String({ pattern: `^${CLOCK}$`, description: 'wall
 /** The end of a span of a day: a time of day, or 24:00 for the end of the day. */
 export const EndTimeOfDay = Type.String({ pattern: `^(${CLOCK}|24:00(:00)?)$`, description: 'wall-clock time HH:MM[:SS]; 24:00 is the end of the day' })
 
+/** Seconds since midnight of an HH:MM[:SS] text, for comparisons. */
+export const secondsOf = (time: string) => {
+  const [h, m, s = 0] = time.split(':').map(Number)
+  return h * 3600 + m * 60 + s
+}
+
 /** An IANA time zone name; null means "the organization's". Checked by checkTimeZone. */
 export const TimeZoneField = Nullable(Type.String({ minLength: 1, maxLength: 64, description: "IANA time zone name, e.g. Europe/Madrid; null: the organization's" }))
 

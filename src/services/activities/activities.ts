@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
-import { secondsOf } from '../../reservations/fields.js'
+import { secondsOf } from '../../schemas.js'
 import { tenantResource } from '../tenant-resource.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
 import { ActivityService, LIST_JOINS, SINGLE_JOINS, getOptions } from './activities.class.js'

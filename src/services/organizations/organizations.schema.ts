@@ -1,18 +1,7 @@
-import { BadRequest } from '@feathersjs/errors'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { RecordId, timestamps } from '../../schemas.js'
-
-const isTimeZone = (name: string) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name })
-    return name.length > 0
-  } catch {
-    return false
-  }
-}
 
 export const organizationSchema = Type.Object(
   {
@@ -39,14 +28,6 @@ export const organizationPatchSchema = Type.Partial(organizationDataSchema, {
 })
 export type OrganizationPatch = Static<typeof organizationPatchSchema>
 export const organizationPatchValidator = getValidator(organizationPatchSchema, dataValidator)
-
-/** Time zone names are checked against the runtime's IANA database. */
-export const checkTimeZone = async (context: HookContext) => {
-  const timezone = (context.data as OrganizationPatch)?.timezone
-  if (timezone !== undefined && !isTimeZone(timezone)) {
-    throw new BadRequest('Validation failed', { errors: { timezone: 'must be an IANA time zone name' } })
-  }
-}
 
 export const organizationQuerySchema = Type.Object(
   {

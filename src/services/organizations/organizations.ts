@@ -3,10 +3,11 @@ import { Forbidden, NotAuthenticated } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
 import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
+import { checkTimeZone } from '../../hooks/time-zone.js'
 import { FORBIDDEN_MESSAGE, accessibleOrganizations } from '../../hooks/tenant-scope.js'
 import { OrganizationService, getOptions } from './organizations.class.js'
 import {
-  checkTimeZone, organizationDataSchema, organizationDataValidator,
+  organizationDataSchema, organizationDataValidator,
   organizationPatchSchema, organizationPatchValidator, organizationQuerySchema, organizationQueryValidator,
   organizationSchema
 } from './organizations.schema.js'

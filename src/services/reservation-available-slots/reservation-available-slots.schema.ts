@@ -1,8 +1,7 @@
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import { queryValidator } from '../../validators.js'
-import { RecordId, Timestamp } from '../../schemas.js'
-import { CalendarDate } from '../../reservations/fields.js'
+import { CalendarDate, RecordId, Timestamp } from '../../schemas.js'
 
 export const availableSlotsQuerySchema = Type.Object(
   {

@@ -3,9 +3,8 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { EndTimeOfDay, RecordId, TimeOfDay, listQuery, secondsOf, softDeleteTimestamps } from '../../schemas.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
-import { EndTimeOfDay, TimeOfDay, secondsOf } from '../../reservations/fields.js'
 
 export const reservationAvailabilitySchema = Type.Object(
   {

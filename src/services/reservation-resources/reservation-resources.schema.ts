@@ -3,9 +3,8 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { Nullable, RecordId, TimeZoneField, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
-import { TimeZoneField } from '../../reservations/fields.js'
 
 export const reservationResourceSchema = Type.Object(
   {

@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { checkTimeZone } from '../../reservations/fields.js'
+import { checkTimeZone } from '../../hooks/time-zone.js'
 import { checkAmounts } from '../deals/money.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ReservationServiceService, getOptions } from './reservation-services.class.js'
