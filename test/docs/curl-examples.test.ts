@@ -65,7 +65,7 @@ export function extractExamples(file: string, markdown: string): ExampleBlock[] 
         if (!marker[2]?.trim()) throw new Error(`${file}:${start + 1}: a skipped example needs a reason: <!-- example: skip (why) -->`)
         block.reason = marker[2].trim()
       }
-    } else if (/\bnpm\s+(start|ci)\b/.test(code)) {
+    } else if (code.split('\n').some((l) => /\bnpm\s+(start|ci)\b/.test(l.replace(/(^|\s)#.*$/, '')))) {
       block.mode = 'skip'
       block.reason = 'starts the server'
     }
@@ -196,6 +196,7 @@ describe('curl examples in README.md and docs/', () => {
     const cwd = fs.mkdtempSync(path.join(workDir, `${path.basename(file, '.md')}-`))
     const env = { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8', API: api }
     const result = await runBash(buildScript(blocks), env, cwd)
+    if (process.env.DOC_EXAMPLES_OUT) fs.writeFileSync(path.join(process.env.DOC_EXAMPLES_OUT, `${path.basename(file)}.out`), result.stdout + '\n--- stderr\n' + result.stderr)
     const out = splitByBlock(result.stdout)
     const err = splitByBlock(result.stderr)
     const failed = [...out.keys()].filter((k) => k > 0).pop()
@@ -205,6 +206,7 @@ describe('curl examples in README.md and docs/', () => {
       `${file}: the example block at line ${failed} failed (exit ${result.code})\n--- its output:\n${tail(out.get(failed!))}\n--- its stderr:\n${tail(err.get(failed!))}`
     ).toBe(0)
     expect(result.stdout).toContain('\n@@done\n')
+    expect([...out.keys()].filter((k) => k > 0)).toEqual(runnable.map((b) => b.line))
     for (const block of runnable.filter((b) => b.mode === 'expect-error')) {
       const statuses = [...(err.get(block.line) ?? '').matchAll(/@@http (\d{3})/g)].map((m) => Number(m[1]))
       expect(statuses.some((s) => s >= 400), `${file}:${block.line} is marked expect-error but answered ${statuses.join(', ')}`).toBe(true)
