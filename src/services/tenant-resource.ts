@@ -85,16 +85,12 @@ export interface TenantResourceOptions {
   after?: Partial<Record<WriteMethod, ResourceHook[]>>
   custom?: Record<string, CustomMethod>
   multiPatch?: MultiPatch
-  /** Extra query keys a call by id accepts besides organization_id (e.g. a read flag). */
-  idQuery?: TObject
   docs?: Pick<ServiceDocs, 'paths' | 'createContentType'>
   koa?: { before: Middleware[] }
 }
 
-const idQueryProperties = { organization_id: Type.Optional(RecordId) }
-
 /** The query of every call by id (get, patch, remove, custom methods): the organization, nothing else. */
-export const idQuerySchema = Type.Object(idQueryProperties, { $id: 'IdQuery', additionalProperties: false })
+export const idQuerySchema = Type.Object({ organization_id: Type.Optional(RecordId) }, { $id: 'IdQuery', additionalProperties: false })
 const idQueryValidator = getValidator(idQuerySchema, queryValidator)
 
 /** The query keys of a list schema that are not fields of the record: flags such as fastJoinFor…List. */
@@ -114,7 +110,6 @@ function filterableColumns(query: TObject, flags: string[]) {
  * The join flag of a find is taken out of the query into params.joinList.
  */
 function validateQueries(options: TenantResourceOptions, flags: string[]): ResourceHook {
-  const byId = options.idQuery ? getValidator(Type.Object({ ...idQueryProperties, ...options.idQuery.properties }, { additionalProperties: false }), queryValidator) : idQueryValidator
   const listFlag = options.joins?.flag
   return async (context) => {
     const query = context.params.query as Record<string, unknown> | undefined
@@ -131,11 +126,11 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
       const kept: Record<string, unknown> = {}
       for (const [key, value] of Object.entries(query)) {
         if (key === listFlag && context.method === 'get') context.params.joinList = value === true || value === 'true'
-        else if (!flags.includes(key) || options.idQuery?.properties[key]) kept[key] = value
+        else if (!flags.includes(key)) kept[key] = value
       }
       context.params.query = kept
     }
-    await schemaHooks.validateQuery(byId)(context)
+    await schemaHooks.validateQuery(idQueryValidator)(context)
   }
 }
 
