@@ -18,6 +18,7 @@ import { activityClient } from './services/activities/activities.shared.js'
 import { reservationClients } from './reservations/clients.js'
 import { productMediaClient } from './services/product-media/product-media.shared.js'
 import { storageUrlSigningClient } from './services/storage-url-signing/storage-url-signing.shared.js'
+import { conversationClient } from './services/conversations/conversations.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -54,5 +55,6 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(reservationClients)
   client.configure(productMediaClient)
   client.configure(storageUrlSigningClient)
+  client.configure(conversationClient)
   return client
 }

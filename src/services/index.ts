@@ -17,6 +17,7 @@ import { activity } from './activities/activities.js'
 import { reservationServices } from '../reservations/services.js'
 import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
+import { conversation } from './conversations/conversations.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -38,4 +39,5 @@ export const services = (app: Application) => {
   app.configure(reservationServices)
   app.configure(productMedia)
   app.configure(storageUrlSigning)
+  app.configure(conversation)
 }
