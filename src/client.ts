@@ -19,6 +19,8 @@ import { reservationClients } from './reservations/clients.js'
 import { productMediaClient } from './services/product-media/product-media.shared.js'
 import { storageUrlSigningClient } from './services/storage-url-signing/storage-url-signing.shared.js'
 import { conversationClient } from './services/conversations/conversations.shared.js'
+import { conversationMessageClients } from './services/conversation-messages/conversation-messages.shared.js'
+import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -56,5 +58,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(productMediaClient)
   client.configure(storageUrlSigningClient)
   client.configure(conversationClient)
+  client.configure(conversationMessageClients)
+  client.configure(predefinedMessageClient)
   return client
 }

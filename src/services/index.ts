@@ -18,6 +18,8 @@ import { reservationServices } from '../reservations/services.js'
 import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
 import { conversation } from './conversations/conversations.js'
+import { conversationMessages } from './conversation-messages/conversation-messages.js'
+import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -40,4 +42,6 @@ export const services = (app: Application) => {
   app.configure(productMedia)
   app.configure(storageUrlSigning)
   app.configure(conversation)
+  app.configure(conversationMessages)
+  app.configure(predefinedMessage)
 }

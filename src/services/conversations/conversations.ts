@@ -1,5 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
+import { deferEvent } from '../../hooks/deferred-events.js'
 import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ConversationService, LIST_JOINS, RECORD_JOINS, getOptions } from './conversations.class.js'
@@ -120,7 +121,8 @@ export const conversation = (app: Application) =>
       pipeline_id: { table: 'pipelines', where: { type: 'conversation' }, label: 'conversation pipeline' }
     },
     joins: { flag: 'fastJoinForConversationList', list: LIST_JOINS, record: RECORD_JOINS },
-    rules: { create: conversationRules, patch: conversationRules }
+    rules: { create: conversationRules, patch: conversationRules },
+    after: { create: [deferEvent], patch: [deferEvent], remove: [deferEvent] }
   })
 
 declare module '../../declarations.js' {
