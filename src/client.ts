@@ -21,6 +21,7 @@ import { storageUrlSigningClient } from './services/storage-url-signing/storage-
 import { conversationClient } from './services/conversations/conversations.shared.js'
 import { conversationMessageClients } from './services/conversation-messages/conversation-messages.shared.js'
 import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
+import { bulkActionClient } from './services/conversations-bulk-actions/conversations-bulk-actions.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -60,5 +61,6 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(conversationClient)
   client.configure(conversationMessageClients)
   client.configure(predefinedMessageClient)
+  client.configure(bulkActionClient)
   return client
 }

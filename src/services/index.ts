@@ -20,6 +20,7 @@ import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
 import { conversation } from './conversations/conversations.js'
 import { conversationMessages } from './conversation-messages/conversation-messages.js'
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
+import { conversationBulkActions } from './conversations-bulk-actions/conversations-bulk-actions.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -44,4 +45,5 @@ export const services = (app: Application) => {
   app.configure(conversation)
   app.configure(conversationMessages)
   app.configure(predefinedMessage)
+  app.configure(conversationBulkActions)
 }
