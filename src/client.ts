@@ -22,6 +22,7 @@ import { conversationClient } from './services/conversations/conversations.share
 import { conversationMessageClients } from './services/conversation-messages/conversation-messages.shared.js'
 import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
 import { bulkActionClient } from './services/conversations-bulk-actions/conversations-bulk-actions.shared.js'
+import { conversationFileClient } from './services/conversation-files/conversation-files.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -62,5 +63,6 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(conversationMessageClients)
   client.configure(predefinedMessageClient)
   client.configure(bulkActionClient)
+  client.configure(conversationFileClient)
   return client
 }

@@ -21,6 +21,7 @@ import { conversation } from './conversations/conversations.js'
 import { conversationMessages } from './conversation-messages/conversation-messages.js'
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
 import { conversationBulkActions } from './conversations-bulk-actions/conversations-bulk-actions.js'
+import { conversationFile } from './conversation-files/conversation-files.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -46,4 +47,5 @@ export const services = (app: Application) => {
   app.configure(conversationMessages)
   app.configure(predefinedMessage)
   app.configure(conversationBulkActions)
+  app.configure(conversationFile)
 }
