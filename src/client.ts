@@ -23,6 +23,8 @@ import { conversationMessageClients } from './services/conversation-messages/con
 import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
 import { bulkActionClient } from './services/conversations-bulk-actions/conversations-bulk-actions.shared.js'
 import { conversationFileClient } from './services/conversation-files/conversation-files.shared.js'
+import { automationClient } from './services/automations/automations.shared.js'
+import { executionClient } from './services/automations-executions/automations-executions.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -64,5 +66,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(predefinedMessageClient)
   client.configure(bulkActionClient)
   client.configure(conversationFileClient)
+  client.configure(automationClient)
+  client.configure(executionClient)
   return client
 }

@@ -22,6 +22,8 @@ import { conversationMessages } from './conversation-messages/conversation-messa
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
 import { conversationBulkActions } from './conversations-bulk-actions/conversations-bulk-actions.js'
 import { conversationFile } from './conversation-files/conversation-files.js'
+import { automation } from './automations/automations.js'
+import { automationExecution } from './automations-executions/automations-executions.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -48,4 +50,6 @@ export const services = (app: Application) => {
   app.configure(predefinedMessage)
   app.configure(conversationBulkActions)
   app.configure(conversationFile)
+  app.configure(automation)
+  app.configure(automationExecution)
 }
