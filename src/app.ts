@@ -13,6 +13,7 @@ import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { rateLimiting } from './rate-limit/index.js'
+import { publishInboxEvents, socketTransport } from './realtime.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => async (ctx: Context, next: Next) => {
@@ -26,7 +27,7 @@ const health = (app: Application) => async (ctx: Context, next: Next) => {
   }
 }
 
-/** Builds the application: configuration, Koa middleware, transports, services, app hooks. */
+/** Builds the application: configuration, Koa middleware, transports (REST, and Socket.io for events), services, app hooks. */
 export async function createApp(overrides: Partial<Configuration> = {}): Promise<Application> {
   const app: Application = koa(feathers())
   app.configure(configuration(configurationValidator))
@@ -57,8 +58,10 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   await database(app)
   app.configure(rateLimiting)
   app.configure(rest())
+  app.configure(socketTransport)
   app.configure(authentication)
   app.configure(services)
+  app.configure(publishInboxEvents)
 
   app.hooks({ error: { all: [shapeServiceErrors] } })
   app.hooks({

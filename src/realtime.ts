@@ -1,0 +1,71 @@
+import { MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
+import socketio from '@feathersjs/socketio'
+import type { Application, Caller, HookContext } from './declarations.js'
+import { accessibleOrganizations } from './hooks/tenant-scope.js'
+
+/** The services whose created, patched and removed events dashboards receive. */
+export const PUBLISHED_SERVICES = [
+  'conversations',
+  'conversation-messages-whatsapp',
+  'conversation-messages-instagram',
+  'conversation-messages-messenger',
+  'conversation-messages-webchat',
+  'conversation-messages-sms',
+  'conversation-messages-playground',
+  'conversation-predefined-messages',
+  'conversation-files'
+] as const
+
+export const organizationChannel = (organizationId: number) => `organizations/${organizationId}`
+
+/** The credentials of a socket: the handshake's auth payload, {apiKey} or {accessToken}. */
+function credentialsOf(auth: Record<string, unknown> | undefined) {
+  if (typeof auth?.apiKey === 'string') return { strategy: 'api-key', apiKey: auth.apiKey }
+  if (typeof auth?.accessToken === 'string') return { strategy: 'jwt', accessToken: auth.accessToken }
+  return undefined
+}
+
+/**
+ * Socket.io next to REST, for events only: a connection authenticates once in its handshake
+ * (API key or JWT, like a REST call), joins the channel of each organization it may act in,
+ * and receives the inbox's events of those organizations and nothing else (publishInboxEvents).
+ * Service calls go through REST, where the request pipeline (NUL refusal, login throttle,
+ * limits) applies. Configured before the services, so that they get the channel mixin.
+ */
+export const socketTransport = (app: Application) => {
+  app.configure(
+    socketio({ cors: { origin: '*' } }, (io) => {
+      io.use(async (socket, next) => {
+        const credentials = credentialsOf(socket.handshake.auth)
+        if (!credentials) return next(new NotAuthenticated('Invalid API key'))
+        try {
+          const { caller } = await app.service('authentication').authenticate(credentials, {}, 'jwt', 'api-key')
+          ;(socket as any).feathers.caller = caller
+          next()
+        } catch {
+          next(new NotAuthenticated('Invalid API key'))
+        }
+      })
+    })
+  )
+  app.on('connection', (connection: any) => {
+    const caller = connection.caller as Caller | undefined
+    if (!caller) return
+    for (const organizationId of accessibleOrganizations(caller)) app.channel(organizationChannel(organizationId)).join(connection)
+  })
+  app.hooks({ before: { all: [refuseSocketCalls] } })
+}
+
+/** Every inbox event goes to the channel of the record's organization; no other event is published. */
+export const publishInboxEvents = (app: Application) => {
+  for (const path of PUBLISHED_SERVICES) {
+    // One publisher for every service of the list; their union type has no common publish signature.
+    ;(app.service(path) as any).publish((data: { organization_id: number }) => app.channel(organizationChannel(data.organization_id)))
+  }
+}
+
+const refuseSocketCalls = async (context: HookContext) => {
+  if (context.params.provider === 'socketio') {
+    throw new MethodNotAllowed('Socket connections receive events only: call the REST API')
+  }
+}

@@ -1,0 +1,99 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { io as connect } from 'socket.io-client'
+import type { Socket } from 'socket.io-client'
+import { startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
+import type { Tenant } from '../helpers/fixtures.js'
+import { createContact, created } from './fixtures.js'
+
+interface Received {
+  event: string
+  data: any
+}
+
+describe('realtime events over Socket.io', () => {
+  let t: TestApp
+  let server: http.Server
+  let url: string
+  let acme: Tenant
+  let globex: Tenant
+  const sockets: Socket[] = []
+
+  beforeAll(async () => {
+    t = await startApp()
+    server = http.createServer(t.app.callback())
+    ;(t.app as any).io.attach(server)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    acme = await createTenant(t, 'Acme')
+    globex = await createTenant(t, 'Globex')
+  })
+  afterAll(async () => {
+    for (const socket of sockets) socket.disconnect()
+    await new Promise((resolve) => server.close(resolve))
+    await t.close()
+  })
+
+  /** A connected socket recording every inbox event it receives. */
+  async function listen(auth: Record<string, string>) {
+    const socket = connect(url, { auth, transports: ['websocket'], forceNew: true, reconnection: false })
+    sockets.push(socket)
+    const received: Received[] = []
+    socket.onAny((event: string, data: any) => received.push({ event, data }))
+    await new Promise<void>((resolve, reject) => {
+      socket.on('connect', () => resolve())
+      socket.on('connect_error', reject)
+    })
+    return { socket, received }
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300))
+
+  it("when each organization's dashboard listens, then each sees only its own organization's inbox changes, live", async () => {
+    const acmeByKey = await listen({ apiKey: acme.apiKey })
+    const acmeByJwt = await listen({ accessToken: acme.token })
+    const globexByKey = await listen({ apiKey: globex.apiKey })
+
+    const contact = await createContact(t, acme)
+    const message = created(await t.http().post('/conversation-messages-playground').set(acme.key).send({ contact_id: contact.id, content: 'Hello' }), 'message')
+    await t.http().patch(`/conversations/${message.conversation_id}`).set(acme.key).send({ status: 'resolved' }).expect(200)
+    created(await t.http().post('/conversation-predefined-messages').set(acme.key).send({ title: 'Hi', content: 'Hi' }), 'predefined')
+    await t.http().post('/companies').set(acme.key).send({ name: 'Not an inbox event' }).expect(201)
+    await settle()
+
+    const summary = (received: Received[]) => received.map(({ event, data }) => `${event} ${data.organization_id}`)
+    const expected = [
+      `conversations created ${acme.organization.id}`,
+      `conversations patched ${acme.organization.id}`,
+      `conversation-messages-playground created ${acme.organization.id}`,
+      `conversations patched ${acme.organization.id}`,
+      `conversation-predefined-messages created ${acme.organization.id}`
+    ]
+    expect(summary(acmeByKey.received)).toEqual(expected)
+    expect(summary(acmeByJwt.received)).toEqual(expected)
+    expect(acmeByKey.received[1].data).toMatchObject({ id: message.conversation_id, last_message_preview: 'Hello' })
+    expect(acmeByKey.received[2].data).toMatchObject({ id: message.id, content: 'Hello' })
+    expect(acmeByKey.received[3].data).toMatchObject({ id: message.conversation_id, status: 'resolved' })
+    expect(globexByKey.received).toEqual([])
+
+    created(await t.http().post('/conversations').set(globex.key).send({ channel: 'sms', contact_id: (await createContact(t, globex)).id }), 'globex conversation')
+    await settle()
+    expect(summary(globexByKey.received)).toEqual([`conversations created ${globex.organization.id}`])
+    expect(acmeByKey.received).toHaveLength(expected.length)
+  })
+
+  it('when a socket brings no credentials or a wrong key, then the connection is refused', async () => {
+    await expect(listen({})).rejects.toMatchObject({ message: 'Invalid API key' })
+    await expect(listen({ apiKey: 'crm_nope_nope' })).rejects.toMatchObject({ message: 'Invalid API key' })
+  })
+
+  it('when a connected socket calls a service, then it is refused: sockets receive events, calls go through REST', async () => {
+    const { socket } = await listen({ apiKey: acme.apiKey })
+    const answer: any = await new Promise((resolve) => socket.emit('find', 'conversations', {}, (error: any, data: any) => resolve({ error, data })))
+    expect(answer.error).toMatchObject({ name: 'MethodNotAllowed' })
+    const login: any = await new Promise((resolve) => socket.emit('create', 'authentication', { strategy: 'local', email: acme.user.email, password: acme.password }, (error: any, data: any) => resolve({ error, data })))
+    expect(login.error).toMatchObject({ name: 'MethodNotAllowed' })
+  })
+})
