@@ -1,5 +1,6 @@
 import { MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
 import socketio from '@feathersjs/socketio'
+import feathersSync from 'feathers-sync'
 import type { Application, Caller, HookContext } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
 
@@ -62,6 +63,33 @@ export const publishInboxEvents = (app: Application) => {
     // One publisher for every service of the list; their union type has no common publish signature.
     ;(app.service(path) as any).publish((data: { organization_id: number }) => app.channel(organizationChannel(data.organization_id)))
   }
+}
+
+/**
+ * With REDIS_URL set, the events of the services registered after this point reach the
+ * connections of every instance (feathers-sync over Redis pub/sub on EVENTS_CHANNEL): an event
+ * goes out to Redis and every instance, this one included, publishes it to its own sockets.
+ * Only the event's path, name and record travel; the hook context (with its transaction and
+ * caller) stays in the process. Without Redis, events stay in the instance.
+ */
+export const syncEventsAcrossInstances = (app: Application) => {
+  const uri = app.get('redisUrl')
+  if (!uri) return
+  app.configure(feathersSync.default({
+    uri,
+    key: app.get('eventsChannel'),
+    serialize: ({ event, path, data }: { event: string; path: string; data: unknown }) => JSON.stringify({ event, path, data }),
+    deserialize: (raw: string) => JSON.parse(raw)
+  }) as any)
+  app.hooks({
+    teardown: [
+      async (_context: unknown, next: () => Promise<void>) => {
+        const { pub, sub } = (app as any).sync
+        await Promise.allSettled([pub.quit(), sub.quit()])
+        await next()
+      }
+    ]
+  })
 }
 
 const refuseSocketCalls = async (context: HookContext) => {

@@ -1,6 +1,7 @@
+import crypto from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { io as connect } from 'socket.io-client'
 import type { Socket } from 'socket.io-client'
 import { startApp } from '../helpers/app.js'
@@ -82,6 +83,38 @@ describe('realtime events over Socket.io', () => {
     await settle()
     expect(summary(globexByKey.received)).toEqual([`conversations created ${globex.organization.id}`])
     expect(acmeByKey.received).toHaveLength(expected.length)
+  })
+
+  it.skipIf(!process.env.REDIS_URL)('when two instances share Redis, then a write on one reaches the sockets of the other (feathers-sync)', async () => {
+    const eventsChannel = `crm-test:${crypto.randomUUID()}:events`
+    const first = await startApp({ eventsChannel })
+    const second = await startApp({ eventsChannel })
+    const secondServer = http.createServer(second.app.callback())
+    let socket: Socket | undefined
+    ;(second.app as any).io.attach(secondServer)
+    await new Promise<void>((resolve) => secondServer.listen(0, '127.0.0.1', resolve))
+    try {
+      await Promise.all([(first.app as any).sync.ready, (second.app as any).sync.ready])
+      socket = connect(`http://127.0.0.1:${(secondServer.address() as AddressInfo).port}`, {
+        auth: { apiKey: acme.apiKey }, transports: ['websocket'], forceNew: true, reconnection: false
+      })
+      const received: Received[] = []
+      socket.onAny((event: string, data: any) => received.push({ event, data }))
+      await new Promise<void>((resolve, reject) => {
+        socket!.on('connect', () => resolve())
+        socket!.on('connect_error', reject)
+      })
+      const contact = await first.http().post('/contacts').set(acme.key).send({ first_name: 'Across' })
+      const conversation = await first.http().post('/conversations').set(acme.key).send({ channel: 'sms', contact_id: contact.body.id })
+      expect(conversation.status).toBe(201)
+      await vi.waitFor(() => expect(received.map((r) => [r.event, r.data.id])).toEqual([['conversations created', conversation.body.id]]))
+    } finally {
+      socket?.disconnect()
+      secondServer.closeAllConnections()
+      await new Promise((resolve) => secondServer.close(resolve))
+      await first.close()
+      await second.close()
+    }
   })
 
   it('when a socket brings no credentials or a wrong key, then the connection is refused', async () => {
