@@ -1,6 +1,7 @@
 import { MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
 import socketio from '@feathersjs/socketio'
 import feathersSync from 'feathers-sync'
+import { Redis } from 'ioredis'
 import type { Application, Caller, HookContext } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
 
@@ -65,27 +66,55 @@ export const publishInboxEvents = (app: Application) => {
   }
 }
 
+/** feathers-sync's core: every service registered afterwards sends its events out ('sync-out') and emits what comes in ('sync-in'). */
+const syncCore = (feathersSync as unknown as { core: (app: Application) => void }).core
+
+const RECONNECT_MAX_MS = 2_000
+
 /**
  * With REDIS_URL set, the events of the services registered after this point reach the
- * connections of every instance (feathers-sync over Redis pub/sub on EVENTS_CHANNEL): an event
- * goes out to Redis and every instance, this one included, publishes it to its own sockets.
- * Only the event's path, name and record travel; the hook context (with its transaction and
- * caller) stays in the process. Without Redis, events stay in the instance.
+ * connections of every instance: feathers-sync's core routes each event out, it goes through
+ * Redis pub/sub on EVENTS_CHANNEL, and every instance (this one included) emits it to its own
+ * sockets. Only the path, the event name and the record travel; the hook context (with its
+ * transaction and caller) stays in the process. While Redis is unreachable an event is emitted
+ * here directly, so this instance's sockets still hear it; Redis never holds up start-up or a
+ * request (the same connection rules as the API-key invalidation).
  */
 export const syncEventsAcrossInstances = (app: Application) => {
-  const uri = app.get('redisUrl')
-  if (!uri) return
-  app.configure(feathersSync.default({
-    uri,
-    key: app.get('eventsChannel'),
+  const url = app.get('redisUrl')
+  if (!url) return
+  const channel = app.get('eventsChannel')
+  const options = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    retryStrategy: (times: number) => Math.min(times * 200, RECONNECT_MAX_MS)
+  }
+  const publisher = new Redis(url, options)
+  const subscriber = new Redis(url, { ...options, enableOfflineQueue: true })
+  for (const client of [publisher, subscriber]) client.on('error', () => undefined)
+
+  app.configure(syncCore)
+  const ready = subscriber.connect().then(() => subscriber.subscribe(channel))
+  ready.catch(() => undefined)
+  publisher.connect().catch(() => undefined)
+  ;(app as any).sync = {
     serialize: ({ event, path, data }: { event: string; path: string; data: unknown }) => JSON.stringify({ event, path, data }),
-    deserialize: (raw: string) => JSON.parse(raw)
-  }) as any)
+    deserialize: (raw: string) => JSON.parse(raw),
+    ready
+  }
+  const emitHere = (raw: string) => app.emit('sync-in', raw)
+  app.on('sync-out', (raw: string) => {
+    if (publisher.status !== 'ready' || subscriber.status !== 'ready') return emitHere(raw)
+    publisher.publish(channel, raw).catch(() => emitHere(raw))
+  })
+  subscriber.on('message', (_channel: string, raw: string) => emitHere(raw))
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {
-        const { pub, sub } = (app as any).sync
-        await Promise.allSettled([pub.quit(), sub.quit()])
+        publisher.disconnect()
+        subscriber.disconnect()
         await next()
       }
     ]

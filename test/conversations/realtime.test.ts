@@ -1,5 +1,6 @@
 import crypto from 'node:crypto'
 import http from 'node:http'
+import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { io as connect } from 'socket.io-client'
@@ -114,6 +115,39 @@ describe('realtime events over Socket.io', () => {
       await new Promise((resolve) => secondServer.close(resolve))
       await first.close()
       await second.close()
+    }
+  })
+
+  it('when REDIS_URL names a Redis that is not there, then the instance\'s own sockets still receive its events', async () => {
+    const closed = net.createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const { port } = closed.address() as AddressInfo
+    await new Promise((resolve) => closed.close(resolve))
+    const alone = await startApp({ redisUrl: `redis://127.0.0.1:${port}` })
+    const aloneServer = http.createServer(alone.app.callback())
+    ;(alone.app as any).io.attach(aloneServer)
+    await new Promise<void>((resolve) => aloneServer.listen(0, '127.0.0.1', resolve))
+    let socket: Socket | undefined
+    try {
+      const tenant = await createTenant(alone, 'Alone')
+      socket = connect(`http://127.0.0.1:${(aloneServer.address() as AddressInfo).port}`, {
+        auth: { apiKey: tenant.apiKey }, transports: ['websocket'], forceNew: true, reconnection: false
+      })
+      const received: Received[] = []
+      socket.onAny((event: string, data: any) => received.push({ event, data }))
+      await new Promise<void>((resolve, reject) => {
+        socket!.on('connect', () => resolve())
+        socket!.on('connect_error', reject)
+      })
+      const contact = await alone.http().post('/contacts').set(tenant.key).send({ first_name: 'Offline' })
+      const conversation = await alone.http().post('/conversations').set(tenant.key).send({ channel: 'sms', contact_id: contact.body.id })
+      expect(conversation.status).toBe(201)
+      await vi.waitFor(() => expect(received.map((r) => [r.event, r.data.id])).toEqual([['conversations created', conversation.body.id]]))
+    } finally {
+      socket?.disconnect()
+      aloneServer.closeAllConnections()
+      await new Promise((resolve) => aloneServer.close(resolve))
+      await alone.close()
     }
   })
 
