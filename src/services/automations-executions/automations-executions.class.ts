@@ -1,4 +1,4 @@
-import { FeathersError } from '@feathersjs/errors'
+import { BadRequest, FeathersError } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
@@ -38,6 +38,8 @@ export class AutomationExecutionService {
         const conversation = await inside.transaction.trx('conversations')
           .first('channel')
           .where({ organization_id: data.organization_id, id: data.conversation_id })
+          .whereNull('deleted_at')
+        if (!conversation) throw new BadRequest('Validation failed', { errors: { conversation_id: 'must be a conversation of this organization' } })
         for (const action of automation.actions as AutomationAction[]) {
           try {
             results.push({ type: action.type, ok: true, ...(await this.perform(action, data, conversation.channel, call)) })
