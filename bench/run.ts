@@ -49,6 +49,8 @@ interface Fixtures {
   contactIds: Int32Array
   companyIds: Int32Array
   activityIds: Int32Array
+  /** WhatsApp conversations of the large organization (their messages are read on one path). */
+  whatsappConversationIds: Int32Array
   firstActivityDate: string
   activityDays: number
 }
@@ -121,6 +123,20 @@ const SCENARIOS: Scenario[] = [
     request: (f) => ({
       method: 'PATCH', path: '/activities', headers: key(f),
       body: { ids: Array.from({ length: 100 }, () => randomOf(f.activityIds)).filter(unique), done: crypto.randomInt(2) === 1 }
+    })
+  },
+  {
+    id: 'C1', title: 'GET /conversations, open inbox, last_message_at desc, fastJoinForConversationList, $limit 50', server: 'service',
+    request: (f) => ({
+      method: 'GET', path: '/conversations', headers: key(f),
+      body: { query: { organization_id: f.seed.large.organizationId, status: 'open', $sort: { last_message_at: -1 }, fastJoinForConversationList: true, $limit: 50 } }
+    })
+  },
+  {
+    id: 'C2', title: "GET /conversation-messages-whatsapp, a conversation's last 50 messages", server: 'service',
+    request: (f) => ({
+      method: 'GET', path: '/conversation-messages-whatsapp', headers: key(f),
+      body: { query: { organization_id: f.seed.large.organizationId, conversation_id: randomOf(f.whatsappConversationIds), $sort: { created_at: -1 }, $limit: 50 } }
     })
   },
   {
@@ -289,6 +305,10 @@ async function loadFixtures(db: Knex): Promise<Fixtures> {
     contactIds: await ids('contacts'),
     companyIds: await ids('companies'),
     activityIds: await ids('activities'),
+    whatsappConversationIds: Int32Array.from(
+      (await db.raw(`SELECT id FROM conversations WHERE organization_id = ? AND channel = 'whatsapp' AND deleted_at IS NULL`, [organizationId]))
+        .rows.map((r: { id: number }) => r.id)
+    ),
     firstActivityDate: range.first,
     activityDays: Number(range.days)
   }

@@ -5,7 +5,8 @@ import { COUNTED_TABLES } from '../migrations/20261121000900_record_counts.js'
 /**
  * Seeds the benchmark database with set-based SQL (INSERT ... SELECT over generate_series):
  * one large organization (at scale 1: 1,000,000 contacts, 100,000 companies, 200,000 deals in
- * 2 pipelines with products, 500,000 activities) and 999 small ones with a few hundred records
+ * 2 pipelines with products, 500,000 activities, 100,000 conversations with 1,000,000 messages) and
+ * 999 small ones with a few hundred records
  * each. Users, memberships and API keys are real rows (the key hash is what the service checks).
  */
 
@@ -63,11 +64,19 @@ const ACTIVITY_TYPES = ['call', 'meeting', 'task', 'deadline', 'email', 'lunch']
 const SUBJECTS = ['Call with', 'Meeting with', 'Follow up with', 'Demo for', 'Lunch with', 'Contract review with', 'Check in with']
 
 /** The rows per organization; the large one at scale 1 is the million-contact organization. */
-const LARGE = { users: 20, companies: 100_000, contacts: 1_000_000, pipelines: 2, products: 200, deals: 200_000, activities: 500_000 }
-const SMALL = { users: 2, companies: 20, contacts: 200, pipelines: 1, products: 5, deals: 40, activities: 100 }
+const LARGE = {
+  users: 20, companies: 100_000, contacts: 1_000_000, pipelines: 2, products: 200, deals: 200_000, activities: 500_000,
+  conversations: 100_000, messages: 1_000_000
+}
+const SMALL = { users: 2, companies: 20, contacts: 200, pipelines: 1, products: 5, deals: 40, activities: 100, conversations: 20, messages: 100 }
 const SMALL_ORGANIZATIONS = 999
 
-const SEEDED_TABLES = ['companies', 'contacts', 'pipelines', 'pipeline_stages', 'products', 'deals', 'deal_products', 'activities']
+const SEEDED_TABLES = [
+  'companies', 'contacts', 'pipelines', 'pipeline_stages', 'products', 'deals', 'deal_products', 'activities', 'conversations', 'conversation_messages'
+]
+const CHANNELS = ['whatsapp', 'instagram', 'messenger', 'webchat', 'sms', 'playground']
+// 'snoozed' (the third) goes with a snoozed_until, as the schema requires.
+const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved']
 
 /** An SQL array literal of constant words (no bindings, so a list can appear twice in a statement). */
 const words = (list: string[]) => `ARRAY[${list.map((word) => `'${word.replace(/'/g, "''")}'`).join(', ')}]`
@@ -121,11 +130,12 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
     ).rows.map((r: { id: number }) => r.id)
 
     await trx.raw(`CREATE TEMP TABLE bench_plan (
-      organization_id int PRIMARY KEY, users int, companies int, contacts int, pipelines int, products int, deals int, activities int
+      organization_id int PRIMARY KEY, users int, companies int, contacts int, pipelines int, products int, deals int, activities int,
+      conversations int, messages int
     ) ON COMMIT DROP`)
-    await trx.raw(`INSERT INTO bench_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [largeId, ...Object.values(large)])
+    await trx.raw(`INSERT INTO bench_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [largeId, ...Object.values(large)])
     await trx.raw(
-      `INSERT INTO bench_plan SELECT id, ?, ?, ?, ?, ?, ?, ? FROM unnest(?::int[]) id`,
+      `INSERT INTO bench_plan SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM unnest(?::int[]) id`,
       [...Object.values(SMALL), smallIds]
     )
 
@@ -232,6 +242,27 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
       JOIN bench_deals d ON d.organization_id = p.organization_id AND d.rn = 1 + g % p.deals
       JOIN bench_contacts ct ON ct.organization_id = p.organization_id AND ct.rn = 1 + (g * 11) % (p.contacts - p.contacts / 100)
       JOIN bench_companies co ON co.organization_id = p.organization_id AND co.rn = 1 + (g * 13) % p.companies`)
+
+    // The inbox: conversations on every channel and status, each assigned to one user, their
+    // latest activity spread over the last ~70 days; messages alternate inbound and outbound.
+    await step('conversations', `
+      INSERT INTO conversations (organization_id, channel, contact_id, status, snoozed_until, assignee_user_ids, unread_count,
+        last_message_at, last_message_preview, last_inbound_at, created_at, updated_at)
+      SELECT p.organization_id, ${pick(CHANNELS, 'g')}, ct.id, ${pick(CONVERSATION_STATUSES, 'g')},
+        CASE WHEN g % ${CONVERSATION_STATUSES.length} = 2 THEN now() + interval '1 day' END, ARRAY[u.id], g % 3,
+        now() - (g % 100000) * interval '1 minute', 'Message ' || g, now() - (g % 100000) * interval '1 minute',
+        now() - (g % 365) * interval '1 day', now() - (g % 30) * interval '1 day'
+      FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.conversations) g
+      JOIN bench_contacts ct ON ct.organization_id = p.organization_id AND ct.rn = 1 + (g * 17) % (p.contacts - p.contacts / 100)
+      JOIN bench_users u ON u.organization_id = p.organization_id AND u.rn = 1 + g % p.users`)
+    await number(trx, 'bench_conversations', 'SELECT organization_id, row_number() OVER (PARTITION BY organization_id ORDER BY id) AS rn, id, channel FROM conversations')
+    await step('conversation messages', `
+      INSERT INTO conversation_messages (organization_id, conversation_id, channel, direction, sender_type, content, status, created_at, updated_at)
+      SELECT p.organization_id, c.id, c.channel, CASE WHEN g % 2 = 0 THEN 'inbound' ELSE 'outbound' END,
+        CASE WHEN g % 2 = 0 THEN 'contact' ELSE 'user' END, ${pick(SUBJECTS, 'g')} || ' message ' || g,
+        CASE WHEN g % 2 = 0 THEN 'received' ELSE 'delivered' END, now() - g * interval '1 second', now() - g * interval '1 second'
+      FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.messages) g
+      JOIN bench_conversations c ON c.organization_id = p.organization_id AND c.rn = 1 + g % p.conversations`)
 
     // One API key per organization, owned by its owner, hashed as the service hashes keys.
     const owners: { organization_id: number; id: number }[] = (await trx.raw('SELECT organization_id, id FROM bench_users WHERE rn = 1 ORDER BY organization_id')).rows

@@ -14,6 +14,7 @@ import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { invitationPage, verificationPage } from './invitation-page.js'
 import { rateLimiting } from './rate-limit/index.js'
+import { publishInboxEvents, socketTransport } from './realtime.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => async (ctx: Context, next: Next) => {
@@ -34,7 +35,7 @@ const rawBodyInParams = async (ctx: Context, next: Next) => {
   return next()
 }
 
-/** Builds the application: configuration, Koa middleware, transports, services, app hooks. */
+/** Builds the application: configuration, Koa middleware, transports (REST, and Socket.io for events), services, app hooks. */
 export async function createApp(overrides: Partial<Configuration> = {}): Promise<Application> {
   const app: Application = koa(feathers())
   app.configure(configuration(configurationValidator))
@@ -77,8 +78,10 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   await database(app)
   app.configure(rateLimiting)
   app.configure(rest())
+  app.configure(socketTransport)
   app.configure(authentication)
   app.configure(services)
+  app.configure(publishInboxEvents)
 
   app.hooks({ error: { all: [shapeServiceErrors] } })
   app.hooks({

@@ -18,6 +18,13 @@ import { activityClient } from './services/activities/activities.shared.js'
 import { reservationClients } from './reservations/clients.js'
 import { productMediaClient } from './services/product-media/product-media.shared.js'
 import { storageUrlSigningClient } from './services/storage-url-signing/storage-url-signing.shared.js'
+import { conversationClient } from './services/conversations/conversations.shared.js'
+import { conversationMessageClients } from './services/conversation-messages/conversation-messages.shared.js'
+import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
+import { bulkActionClient } from './services/conversations-bulk-actions/conversations-bulk-actions.shared.js'
+import { conversationFileClient } from './services/conversation-files/conversation-files.shared.js'
+import { automationClient } from './services/automations/automations.shared.js'
+import { executionClient } from './services/automations-executions/automations-executions.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -54,5 +61,12 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(reservationClients)
   client.configure(productMediaClient)
   client.configure(storageUrlSigningClient)
+  client.configure(conversationClient)
+  client.configure(conversationMessageClients)
+  client.configure(predefinedMessageClient)
+  client.configure(bulkActionClient)
+  client.configure(conversationFileClient)
+  client.configure(automationClient)
+  client.configure(executionClient)
   return client
 }

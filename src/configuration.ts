@@ -25,6 +25,7 @@ export const configurationSchema = Type.Intersect([
     rateLimitWindowS: Type.Integer({ minimum: 1 }),
     /** Prefix of the limiter's Redis keys: distinct per deployment sharing one Redis. */
     rateLimitPrefix: Type.String(),
+    eventsChannel: Type.String(),
     /** Failed logins per e-mail and per client address per window. */
     loginRateLimitPoints: Type.Integer({ minimum: 1 }),
     loginRateLimitIpPoints: Type.Integer({ minimum: 1 }),

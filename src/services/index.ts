@@ -17,6 +17,14 @@ import { activity } from './activities/activities.js'
 import { reservationServices } from '../reservations/services.js'
 import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
+import { syncEventsAcrossInstances } from '../realtime.js'
+import { conversation } from './conversations/conversations.js'
+import { conversationMessages } from './conversation-messages/conversation-messages.js'
+import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
+import { conversationBulkActions } from './conversations-bulk-actions/conversations-bulk-actions.js'
+import { conversationFile } from './conversation-files/conversation-files.js'
+import { automation } from './automations/automations.js'
+import { automationExecution } from './automations-executions/automations-executions.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -38,4 +46,13 @@ export const services = (app: Application) => {
   app.configure(reservationServices)
   app.configure(productMedia)
   app.configure(storageUrlSigning)
+  // The inbox's events reach the sockets of every instance (REDIS_URL); the services above keep theirs local.
+  app.configure(syncEventsAcrossInstances)
+  app.configure(conversation)
+  app.configure(conversationMessages)
+  app.configure(predefinedMessage)
+  app.configure(conversationBulkActions)
+  app.configure(conversationFile)
+  app.configure(automation)
+  app.configure(automationExecution)
 }

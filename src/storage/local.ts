@@ -62,6 +62,11 @@ export class LocalStorage implements Storage {
     }
   }
 
+  async size(key: string) {
+    const stat = await fs.promises.stat(this.fileOf(key)).catch(() => undefined)
+    return stat?.isFile() ? stat.size : undefined
+  }
+
   async delete(key: string) {
     await fs.promises.rm(this.fileOf(key), { force: true })
   }

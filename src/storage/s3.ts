@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { encodeKey } from './storage.js'
 import type { SignedUpload, Storage, UploadGrant } from './storage.js'
@@ -42,6 +42,16 @@ export class S3Storage implements Storage {
       ContentType: options.contentType,
       ContentLength: options.size
     }))
+  }
+
+  async size(key: string) {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }))
+      return head.ContentLength
+    } catch (error: any) {
+      if (error?.name === 'NotFound' || error?.$metadata?.httpStatusCode === 404) return undefined
+      throw error
+    }
   }
 
   async delete(key: string) {

@@ -23,6 +23,8 @@ export interface Storage {
   readonly kind: 'local' | 's3'
   /** Stores a stream of exactly `size` bytes under key. */
   put(key: string, body: Readable, options: { contentType: string; size: number }): Promise<void>
+  /** The stored object's size in bytes; undefined when no object is stored under key. */
+  size(key: string): Promise<number | undefined>
   /** Removes the object; removing an absent object is not an error. */
   delete(key: string): Promise<void>
   /** The public URL the object is read from. */

@@ -25,6 +25,8 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
     dataDir: path.join(os.tmpdir(), `crm-test-${crypto.randomUUID()}`),
     // Organization ids repeat across fresh test databases: never share rate-limit state in Redis.
     rateLimitPrefix: `crm-test:${crypto.randomUUID()}:`,
+    // Nor the events channel: each test app hears only its own events unless a test says otherwise.
+    eventsChannel: `crm-test:${crypto.randomUUID()}:events`,
     ...overrides
   })
   const db = app.get('knex')

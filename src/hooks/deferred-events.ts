@@ -1,0 +1,40 @@
+import type { Knex } from 'knex'
+import type { HookContext } from '../declarations.js'
+
+interface PendingEvent {
+  service: { emit: (event: string, data: unknown, context?: unknown) => unknown }
+  event: string
+  data: unknown
+  context?: HookContext
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** Set by inTransaction: the events of the calls made inside it, emitted once it commits. */
+    pendingEvents?: PendingEvent[]
+  }
+}
+
+/**
+ * After hook of every write that may run inside inTransaction: its event (created, patched,
+ * removed) waits for the commit instead of announcing a change that may yet be rolled back.
+ */
+export const deferEvent = async (context: HookContext) => {
+  const pending = context.params.pendingEvents
+  if (!pending || typeof context.event !== 'string') return
+  const results = Array.isArray(context.result) ? context.result : [context.result]
+  for (const data of results) pending.push({ service: context.self as any, event: context.event, data, context })
+  context.event = null
+}
+
+/**
+ * Runs several service calls in one transaction: fn gets the params to pass to each call
+ * (the transaction and the list of pending events). The events are emitted after the commit,
+ * in call order, and dropped on rollback.
+ */
+export async function inTransaction<T>(knex: Knex, fn: (params: { transaction: { trx: Knex.Transaction }; pendingEvents: PendingEvent[] }) => Promise<T>): Promise<T> {
+  const pendingEvents: PendingEvent[] = []
+  const result = await knex.transaction((trx) => fn({ transaction: { trx }, pendingEvents }))
+  for (const { service, event, data, context } of pendingEvents) service.emit(event, data, context)
+  return result
+}

@@ -1,0 +1,125 @@
+import { BadRequest } from '@feathersjs/errors'
+import type { NullableId } from '@feathersjs/feathers'
+import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
+import type { Knex } from 'knex'
+import type { Application } from '../../declarations.js'
+import { inTransaction } from '../../hooks/deferred-events.js'
+import { RecordService } from '../record-service.js'
+import type { Channel } from '../conversations/conversations.schema.js'
+import { PREVIEW_LENGTH } from './conversation-messages.schema.js'
+import type { ConversationMessage, ConversationMessageQuery, ConversationMessageSend } from './conversation-messages.schema.js'
+
+export type { ConversationMessage, ConversationMessageQuery, ConversationMessageSend }
+export type ConversationMessageParams = KnexAdapterParams<ConversationMessageQuery>
+
+export interface ConversationMessageOptions extends KnexAdapterOptions {
+  /** The one channel whose messages this service reads, deletes and sends. */
+  channel: Channel
+  /** For the calls a send makes on other services (opening a playground conversation). */
+  app: Application
+}
+
+/** Providers deliver these channels (the companion issue's outbox worker); the others are delivered on write. */
+const PROVIDER_CHANNELS: readonly Channel[] = ['whatsapp', 'instagram', 'messenger', 'webchat', 'sms']
+
+/**
+ * The messages of one channel: one class for all six, each instance confined to its channel in
+ * every read and write, so a message of another channel by id is simply not found.
+ */
+export class ConversationMessageService extends RecordService<ConversationMessage, ConversationMessageSend, ConversationMessageParams> {
+  declare options: ConversationMessageOptions
+
+  get channel() {
+    return this.options.channel
+  }
+
+  /** A conversation's messages oldest first unless the caller sorts (keyset paging on created_at works both ways). */
+  async find(params: ConversationMessageParams = {}): Promise<any> {
+    const query = { ...(params.query ?? {}) } as Record<string, any>
+    query.$sort ??= { created_at: 1 }
+    return super.find({ ...params, query } as ConversationMessageParams)
+  }
+
+  createQuery(params: ConversationMessageParams = {} as ConversationMessageParams) {
+    return super.createQuery(params).where(`${this.table}.channel`, this.channel)
+  }
+
+  scopedWrite(id: NullableId, params: ConversationMessageParams) {
+    return super.scopedWrite(id, params).where(`${this.table}.channel`, this.channel)
+  }
+
+  /**
+   * Stores a message and moves its conversation in one transaction: last_message_at and the
+   * preview always; an inbound message counts as unread and marks last_inbound_at, anything the
+   * team sends marks the thread read. A playground message sent with contact_id opens its
+   * conversation first, through the conversations service, in the same transaction.
+   */
+  async _create(data: any, params: ConversationMessageParams = {} as ConversationMessageParams): Promise<any> {
+    if (!params.transaction?.trx) {
+      return inTransaction(this.knex, (inside) => this._create(data, { ...params, ...inside } as ConversationMessageParams))
+    }
+    const trx = params.transaction.trx
+    const { open_with_contact_id: contactId, ...message } = data
+    if (contactId !== undefined) {
+      const opened = await this.app.service('conversations').create(
+        { organization_id: message.organization_id, channel: this.channel, contact_id: contactId },
+        { caller: params.caller, authenticated: true, transaction: params.transaction, pendingEvents: params.pendingEvents }
+      )
+      message.conversation_id = opened.id
+    }
+    const [conversation] = await trx('conversations')
+      .where({ organization_id: message.organization_id, id: message.conversation_id, channel: this.channel, is_blocked: false })
+      .whereNull('deleted_at')
+      .update(conversationMoves(trx, message))
+      .returning('*')
+    if (!conversation) {
+      throw new BadRequest('Validation failed', { errors: { conversation_id: 'is no longer open to messages (deleted or blocked)' } })
+    }
+    const status = deliveryStatus(this.channel, message.direction)
+    const [row] = await trx(this.table)
+      .insert({
+        ...message,
+        channel: this.channel,
+        channel_account_id: conversation.channel_account_id,
+        status,
+        delivered_at: status === 'delivered' ? trx.fn.now() : null
+      })
+      .returning('*')
+    params.pendingEvents?.push({ service: this.app.service('conversations'), event: 'patched', data: conversation })
+    return row
+  }
+
+  private get app() {
+    return this.options.app
+  }
+}
+
+/** How a new message changes its conversation (now() is the transaction's time, so it equals the message's created_at). */
+function conversationMoves(db: Knex, message: { direction: string; content: string }) {
+  const moves: Record<string, unknown> = {
+    last_message_at: db.fn.now(),
+    last_message_preview: message.content.slice(0, PREVIEW_LENGTH),
+    updated_at: db.fn.now()
+  }
+  if (message.direction === 'inbound') {
+    moves.last_inbound_at = db.fn.now()
+    moves.unread_count = db.raw('unread_count + 1')
+  } else {
+    moves.unread_count = 0
+  }
+  return moves
+}
+
+function deliveryStatus(channel: Channel, direction: string) {
+  if (direction === 'inbound') return 'received'
+  if (direction === 'note' || !PROVIDER_CHANNELS.includes(channel)) return 'delivered'
+  return 'queued'
+}
+
+export const getOptions = (app: Application, channel: Channel): ConversationMessageOptions => ({
+  paginate: { default: 10, max: 50 },
+  Model: app.get('knex'),
+  name: 'conversation_messages',
+  channel,
+  app
+})
