@@ -7,7 +7,7 @@ try {
   const app = await createApp()
   const [batch, applied] = await migrate(app.get('knex'))
   app.get('logger').info({ batch, applied }, applied.length ? 'migrations applied' : 'schema already current')
-  await app.get('knex').destroy()
+  await app.teardown()
 } catch (error) {
   exitOnStartupError(error, process.env.DATABASE_URL)
 }

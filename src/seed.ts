@@ -53,7 +53,8 @@ async function seed() {
       `Try: curl -H "x-api-key: ${key}" http://localhost:${app.get('port')}/companies`
     ].join('\n')
   )
-  await db.destroy()
+  // Teardown closes everything the app opened (the pool, and Redis connections when REDIS_URL is set).
+  await app.teardown()
 }
 
 await seed().catch((error) => exitOnStartupError(error, process.env.DATABASE_URL))

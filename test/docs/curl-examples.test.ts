@@ -194,7 +194,8 @@ describe('curl examples in README.md and docs/', () => {
     const runnable = blocks.filter((b) => b.mode !== 'skip')
     if (runnable.length === 0) return
     const cwd = fs.mkdtempSync(path.join(workDir, `${path.basename(file, '.md')}-`))
-    const env = { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8', API: api }
+    // As if run from the project directory: `node -e` in an example finds the project's packages.
+    const env = { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8', API: api, NODE_PATH: path.join(ROOT, 'node_modules') }
     const result = await runBash(buildScript(blocks), env, cwd)
     if (process.env.DOC_EXAMPLES_OUT) fs.writeFileSync(path.join(process.env.DOC_EXAMPLES_OUT, `${path.basename(file)}.out`), result.stdout + '\n--- stderr\n' + result.stderr)
     const out = splitByBlock(result.stdout)
