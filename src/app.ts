@@ -12,7 +12,7 @@ import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
-import { invitationPage, verificationPage } from './invitation-page.js'
+import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 

@@ -1,8 +1,7 @@
 import crypto from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Application } from './declarations.js'
-
-const RECONNECT_MAX_MS = 2_000
+import { pubSubConnections } from './redis-pubsub.js'
 
 /**
  * Instances remember verified API keys for a few seconds. When one instance sees a change that
@@ -29,16 +28,9 @@ export class KeyInvalidation {
   start(forget: () => void) {
     const url = this.app.get('redisUrl')
     if (!url) return
-    const options = {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 1_000,
-      retryStrategy: (times: number) => Math.min(times * 200, RECONNECT_MAX_MS)
-    }
-    this.publisher = new Redis(url, options)
-    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true })
-    for (const client of [this.publisher, this.subscriber]) client.on('error', () => undefined)
+    const { publisher, subscriber } = pubSubConnections(url)
+    this.publisher = publisher
+    this.subscriber = subscriber
     this.subscriber.on('message', (_channel: string, from: string) => {
       if (from !== this.instance) forget()
     })

@@ -1,7 +1,7 @@
 import { MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
 import socketio from '@feathersjs/socketio'
 import feathersSync from 'feathers-sync'
-import { Redis } from 'ioredis'
+import { pubSubConnections } from './redis-pubsub.js'
 import type { Application, Caller, HookContext } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
 
@@ -69,8 +69,6 @@ export const publishInboxEvents = (app: Application) => {
 /** feathers-sync's core: every service registered afterwards sends its events out ('sync-out') and emits what comes in ('sync-in'). */
 const syncCore = (feathersSync as unknown as { core: (app: Application) => void }).core
 
-const RECONNECT_MAX_MS = 2_000
-
 /**
  * With REDIS_URL set, the events of the services registered after this point reach the
  * connections of every instance: feathers-sync's core routes each event out, it goes through
@@ -84,16 +82,7 @@ export const syncEventsAcrossInstances = (app: Application) => {
   const url = app.get('redisUrl')
   if (!url) return
   const channel = app.get('eventsChannel')
-  const options = {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1_000,
-    retryStrategy: (times: number) => Math.min(times * 200, RECONNECT_MAX_MS)
-  }
-  const publisher = new Redis(url, options)
-  const subscriber = new Redis(url, { ...options, enableOfflineQueue: true })
-  for (const client of [publisher, subscriber]) client.on('error', () => undefined)
+  const { publisher, subscriber } = pubSubConnections(url)
 
   app.configure(syncCore)
   const ready = subscriber.connect().then(() => subscriber.subscribe(channel))

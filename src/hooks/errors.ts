@@ -135,6 +135,9 @@ export function fieldErrors(errors: AjvError[]): Record<string, string> {
   return Object.assign(result, precise)
 }
 
+/** A 400 in the spec's validation shape for one field: {errors: {field: message}}. */
+export const fieldError = (field: string, message: string) => new BadRequest('Validation failed', { errors: { [field]: message } })
+
 // 'Key (organization_id, lower(name))=(3, demo) already exists.': the column list may hold expressions.
 const PG_FIELD_FROM_DETAIL = /\((.+?)\)=\(/
 

@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { HookContext } from '../declarations.js'
-import { targetOrganization } from './tenant-scope.js'
+import { databaseOf, targetOrganization } from './tenant-scope.js'
 
 export interface Reference {
   /** Tenant table the id points into (live rows only), or 'member' for a user of the organization. */
@@ -25,7 +25,7 @@ export const verifyReferences = (references: Record<string, Reference>) => async
 
   const organizationId = await targetOrganization(context)
   // Inside the caller's transaction the check sees the rows that transaction wrote.
-  const db = context.params.transaction?.trx ?? context.app.get('knex')
+  const db = databaseOf(context)
   const probes = present.map(([field, reference]) => {
     const id = data[field]
     if (reference.table === 'member') {

@@ -116,6 +116,9 @@ export async function loadBefore(context: HookContext): Promise<Record<string, a
   return before
 }
 
+/** The database a hook reads through: the call's transaction when it runs in one, else the pool. */
+export const databaseOf = (context: HookContext) => context.params.transaction?.trx ?? context.app.get('knex')
+
 /** The organization a write targets: the scoped body on create, the stored record on patch. */
 export async function targetOrganization(context: HookContext): Promise<number> {
   if (context.method === 'patch' && context.id !== null && context.id !== undefined) {

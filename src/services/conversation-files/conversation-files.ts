@@ -1,6 +1,6 @@
-import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
+import { fieldError } from '../../hooks/errors.js'
 import { isValidKey, typeOfExtension } from '../../storage/storage.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ConversationFileService, getOptions } from './conversation-files.class.js'
@@ -13,7 +13,6 @@ import { conversationFileMethods, conversationFilePath } from './conversation-fi
 export * from './conversation-files.class.js'
 export * from './conversation-files.schema.js'
 
-const invalid = (field: string, message: string) => new BadRequest('Validation failed', { errors: { [field]: message } })
 
 /**
  * The file was uploaded where POST /storage-url-signing (type conversation-file) told this
@@ -24,12 +23,12 @@ const verifyStoredObject = async (context: HookContext<ConversationFileService>)
   const data = context.data as Record<string, any>
   const key: string = data.storage_key
   if (!key.startsWith(`${data.organization_id}/conversations/`) || !isValidKey(key)) {
-    throw invalid('storage_key', 'must be a key signed for this organization with type conversation-file')
+    throw fieldError('storage_key', 'must be a key signed for this organization with type conversation-file')
   }
   const size = await context.app.get('storage').size(key)
-  if (size === undefined) throw invalid('storage_key', 'has no uploaded file: PUT the file to the signed upload_url first')
-  if (size !== data.file_size) throw invalid('storage_key', `holds ${size} bytes, not file_size ${data.file_size}`)
-  if (data.file_type.toLowerCase() !== typeOfExtension(key)) throw invalid('file_type', `must be ${typeOfExtension(key)}, the type the upload was signed for`)
+  if (size === undefined) throw fieldError('storage_key', 'has no uploaded file: PUT the file to the signed upload_url first')
+  if (size !== data.file_size) throw fieldError('storage_key', `holds ${size} bytes, not file_size ${data.file_size}`)
+  if (data.file_type.toLowerCase() !== typeOfExtension(key)) throw fieldError('file_type', `must be ${typeOfExtension(key)}, the type the upload was signed for`)
 }
 
 export const conversationFile = (app: Application) =>

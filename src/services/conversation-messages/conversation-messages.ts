@@ -1,7 +1,8 @@
-import { BadRequest } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Application, HookContext } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
+import { fieldError } from '../../hooks/errors.js'
+import { databaseOf } from '../../hooks/tenant-scope.js'
 import { tenantOperation, tenantResource } from '../tenant-resource.js'
 import { CHANNELS } from '../conversations/conversations.schema.js'
 import type { Channel } from '../conversations/conversations.schema.js'
@@ -20,8 +21,6 @@ export * from './conversation-messages.schema.js'
 
 type MessageContext = HookContext<ConversationMessageService>
 
-const invalid = (field: string, message: string) => new BadRequest('Validation failed', { errors: { [field]: message } })
-const dbOf = (context: HookContext) => context.params.transaction?.trx ?? context.app.get('knex')
 
 declare module '@feathersjs/feathers' {
   interface Params {
@@ -39,22 +38,22 @@ const resolveConversation = async (context: MessageContext) => {
   const { channel } = context.service
   if (data.conversation_id === undefined) {
     if (data.contact_id === undefined) {
-      throw invalid('conversation_id', channel === 'playground' ? 'is required (or contact_id, to open a conversation)' : 'is required')
+      throw fieldError('conversation_id', channel === 'playground' ? 'is required (or contact_id, to open a conversation)' : 'is required')
     }
     data.open_with_contact_id = data.contact_id
     delete data.contact_id
     return
   }
-  if (data.contact_id !== undefined) throw invalid('contact_id', 'must be left out when conversation_id is sent')
-  const conversation = await dbOf(context)('conversations')
+  if (data.contact_id !== undefined) throw fieldError('contact_id', 'must be left out when conversation_id is sent')
+  const conversation = await databaseOf(context)('conversations')
     .where({ organization_id: data.organization_id, id: data.conversation_id })
     .whereNull('deleted_at')
     .first()
-  if (!conversation) throw invalid('conversation_id', 'must be a conversation of this organization')
+  if (!conversation) throw fieldError('conversation_id', 'must be a conversation of this organization')
   if (conversation.channel !== channel) {
-    throw invalid('conversation_id', `is a ${conversation.channel} conversation: send it with POST /${sendPathOf(conversation.channel)}`)
+    throw fieldError('conversation_id', `is a ${conversation.channel} conversation: send it with POST /${sendPathOf(conversation.channel)}`)
   }
-  if (conversation.is_blocked) throw invalid('conversation_id', 'is blocked: unblock it to send messages')
+  if (conversation.is_blocked) throw fieldError('conversation_id', 'is blocked: unblock it to send messages')
   context.params.conversation = conversation
 }
 
@@ -62,7 +61,7 @@ const resolveConversation = async (context: MessageContext) => {
 const checkDirection = async (context: MessageContext) => {
   const data = context.data as Record<string, any>
   if (data.direction === 'inbound' && data.predefined_message_id !== undefined) {
-    throw invalid('predefined_message_id', 'is for messages of the team, not inbound ones')
+    throw fieldError('predefined_message_id', 'is for messages of the team, not inbound ones')
   }
 }
 
@@ -70,15 +69,15 @@ const checkDirection = async (context: MessageContext) => {
 const fillPredefinedMessage = async (context: MessageContext) => {
   const data = context.data as Record<string, any>
   if (data.predefined_message_id === undefined) return
-  if (data.content) throw invalid('content', 'must be left out with predefined_message_id: the content comes from the predefined message')
-  const db = dbOf(context)
+  if (data.content) throw fieldError('content', 'must be left out with predefined_message_id: the content comes from the predefined message')
+  const db = databaseOf(context)
   const predefined = await db('conversation_predefined_messages')
     .where({ organization_id: data.organization_id, id: data.predefined_message_id })
     .whereNull('deleted_at')
     .first()
-  if (!predefined) throw invalid('predefined_message_id', 'must be a predefined message of this organization')
+  if (!predefined) throw fieldError('predefined_message_id', 'must be a predefined message of this organization')
   if (!predefined.channels.includes(context.service.channel)) {
-    throw invalid('predefined_message_id', `is not offered on ${context.service.channel}`)
+    throw fieldError('predefined_message_id', `is not offered on ${context.service.channel}`)
   }
   const contactId = context.params.conversation?.contact_id ?? data.open_with_contact_id
   const [contact, user, organization] = await Promise.all([
@@ -99,17 +98,17 @@ const fillPredefinedMessage = async (context: MessageContext) => {
 /** Attached files are live files of the same conversation; a reply answers a live message of it. */
 const checkAttachments = async (context: MessageContext) => {
   const data = context.data as Record<string, any>
-  const db = dbOf(context)
+  const db = databaseOf(context)
   const where = { organization_id: data.organization_id, conversation_id: data.conversation_id ?? 0 }
   if (data.file_ids !== undefined) {
     data.file_ids = [...new Set<number>(data.file_ids)]
     const found: number[] = data.file_ids.length === 0 ? [] : await db('conversation_files').where(where).whereIn('id', data.file_ids).whereNull('deleted_at').pluck('id')
     const missing = data.file_ids.filter((id: number) => !found.includes(id))
-    if (missing.length) throw invalid('file_ids', `must be files of this conversation (not: ${missing.join(', ')})`)
+    if (missing.length) throw fieldError('file_ids', `must be files of this conversation (not: ${missing.join(', ')})`)
   }
   if (data.reply_to_message_id !== undefined) {
     const replied = await db('conversation_messages').first('id').where({ ...where, id: data.reply_to_message_id }).whereNull('deleted_at')
-    if (!replied) throw invalid('reply_to_message_id', 'must be a message of this conversation')
+    if (!replied) throw fieldError('reply_to_message_id', 'must be a message of this conversation')
   }
 }
 
@@ -118,10 +117,10 @@ const checkContent = async (context: MessageContext) => {
   const data = context.data as Record<string, any>
   const contentType = data.content_type ?? (data.template ? 'template' : 'text')
   if ((contentType === 'template') !== (data.template !== undefined)) {
-    throw invalid('template', "is required with content_type 'template', and only with it")
+    throw fieldError('template', "is required with content_type 'template', and only with it")
   }
   if (!data.content?.trim() && !data.file_ids?.length && !data.template) {
-    throw invalid('content', 'is required when no files and no template are sent')
+    throw fieldError('content', 'is required when no files and no template are sent')
   }
 }
 
@@ -164,7 +163,8 @@ export const conversationMessages = (app: Application) => {
       methods: outgoingMessageMethods,
       description: `Sends a message to a ${channel} conversation (status 'queued' until the provider delivers it), or adds a note.`,
       schemas: { data: messageSendSchema, result: messageSchema },
-      validators: { data: messageSendValidator }
+      // The body is validated once, by the channel's message service it is handed to.
+      validators: {}
     })
   }
 }

@@ -1,7 +1,7 @@
-import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
-import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { fieldError } from '../../hooks/errors.js'
+import { databaseOf, loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ConversationService, LIST_JOINS, RECORD_JOINS, getOptions } from './conversations.class.js'
 import {
@@ -15,8 +15,6 @@ export * from './conversations.schema.js'
 
 type ConversationContext = HookContext<ConversationService>
 
-const invalid = (field: string, message: string) => new BadRequest('Validation failed', { errors: { [field]: message } })
-const dbOf = (context: HookContext) => context.params.transaction?.trx ?? context.app.get('knex')
 
 /** Assignees are members of the conversation's organization; repeated ids are kept once. */
 const checkAssignees = async (context: ConversationContext) => {
@@ -25,12 +23,12 @@ const checkAssignees = async (context: ConversationContext) => {
   const ids: number[] = [...new Set<number>(data.assignee_user_ids)]
   data.assignee_user_ids = ids
   if (ids.length === 0) return
-  const members: number[] = await dbOf(context)('organizations_users')
+  const members: number[] = await databaseOf(context)('organizations_users')
     .where({ organization_id: await targetOrganization(context) })
     .whereIn('user_id', ids)
     .pluck('user_id')
   const outsiders = ids.filter((id) => !members.includes(id))
-  if (outsiders.length) throw invalid('assignee_user_ids', `must be members of this organization (not: ${outsiders.join(', ')})`)
+  if (outsiders.length) throw fieldError('assignee_user_ids', `must be members of this organization (not: ${outsiders.join(', ')})`)
 }
 
 /**
@@ -43,12 +41,12 @@ const checkSnooze = async (context: ConversationContext) => {
   const stored = context.method === 'patch' ? await loadBefore(context) : undefined
   const status = data.status ?? stored?.status ?? 'open'
   if (status !== 'snoozed') {
-    if (data.snoozed_until) throw invalid('snoozed_until', "can only be set with status 'snoozed'")
+    if (data.snoozed_until) throw fieldError('snoozed_until', "can only be set with status 'snoozed'")
     data.snoozed_until = null
     return
   }
-  if (!data.snoozed_until) throw invalid('snoozed_until', "is required with status 'snoozed': a future time")
-  if (new Date(data.snoozed_until).getTime() <= Date.now()) throw invalid('snoozed_until', 'must be in the future')
+  if (!data.snoozed_until) throw fieldError('snoozed_until', "is required with status 'snoozed': a future time")
+  if (new Date(data.snoozed_until).getTime() <= Date.now()) throw fieldError('snoozed_until', 'must be in the future')
   data.status = 'snoozed'
 }
 
@@ -61,20 +59,20 @@ const checkStage = async (context: ConversationContext) => {
   const data = context.data as Record<string, any>
   if (data.pipeline_id === undefined && data.pipeline_stage_id === undefined) return
   if (data.pipeline_id === null) {
-    if (data.pipeline_stage_id) throw invalid('pipeline_stage_id', 'must be null when pipeline_id is null')
+    if (data.pipeline_stage_id) throw fieldError('pipeline_stage_id', 'must be null when pipeline_id is null')
     data.pipeline_stage_id = null
     return
   }
   if (data.pipeline_stage_id === null || (data.pipeline_id !== undefined && data.pipeline_stage_id === undefined)) {
-    throw invalid('pipeline_stage_id', 'is required with pipeline_id: a stage of that pipeline')
+    throw fieldError('pipeline_stage_id', 'is required with pipeline_id: a stage of that pipeline')
   }
   const pipelineId = data.pipeline_id ?? (context.method === 'patch' ? (await loadBefore(context)).pipeline_id : null)
-  if (!pipelineId) throw invalid('pipeline_id', 'is required with pipeline_stage_id')
-  const stage = await dbOf(context)('pipeline_stages')
+  if (!pipelineId) throw fieldError('pipeline_id', 'is required with pipeline_stage_id')
+  const stage = await databaseOf(context)('pipeline_stages')
     .first('id')
     .where({ organization_id: await targetOrganization(context), id: data.pipeline_stage_id, pipeline_id: pipelineId })
     .whereNull('deleted_at')
-  if (!stage) throw invalid('pipeline_stage_id', "must be a stage of the conversation's pipeline")
+  if (!stage) throw fieldError('pipeline_stage_id', "must be a stage of the conversation's pipeline")
 }
 
 /** unread is not stored: false sets unread_count to 0, true to at least 1 (an unread thread keeps its count). */

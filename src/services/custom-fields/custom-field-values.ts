@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Knex } from 'knex'
 import type { HookContext } from '../../declarations.js'
-import { targetOrganization } from '../../hooks/tenant-scope.js'
+import { databaseOf, targetOrganization } from '../../hooks/tenant-scope.js'
 import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.js'
 
 /**
@@ -80,7 +80,7 @@ export function definitionsFor(context: HookContext, organizationId: number, ent
   const cacheKey = `${organizationId}:${entityType}`
   let definitions = cache.get(cacheKey)
   if (!definitions) {
-    definitions = loadDefinitions(context.params.transaction?.trx ?? context.app.get('knex'), [organizationId], entityType)
+    definitions = loadDefinitions(databaseOf(context), [organizationId], entityType)
     cache.set(cacheKey, definitions)
     definitions.catch(() => cache!.delete(cacheKey))
   }

@@ -1,6 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import { Type } from '@feathersjs/typebox'
 import { Decimal } from 'decimal.js'
+import { isLosslessNumber, parse } from 'lossless-json'
 import type { HookContext } from '../../declarations.js'
 
 /**
@@ -32,38 +33,27 @@ export interface AmountRules {
 }
 
 /**
- * The source text of every number of a JSON document, by path ('amount', 'lines.0.price'): what
- * the client wrote, before JSON.parse rounded it to a binary float. The text must be valid JSON.
+ * The body as the client wrote it, numbers kept as their source text (lossless-json), before
+ * JSON.parse rounded them to binary floats; parsed once per call. Undefined without a JSON body
+ * (an internal call) or when it cannot be read losslessly (e.g. a repeated key).
  */
-export function numberLiterals(json: string): Map<string, string> {
-  const found = new Map<string, string>()
-  const frames: { key?: string; index: number; expectKey: boolean; isArray: boolean }[] = []
-  for (let i = 0; i < json.length; i++) {
-    const char = json[i]
-    const top = frames[frames.length - 1]
-    if (char === '{' || char === '[') frames.push({ index: 0, expectKey: char === '{', isArray: char === '[' })
-    else if (char === '}' || char === ']') frames.pop()
-    else if (char === ',' && top) top.isArray ? top.index++ : (top.expectKey = true)
-    else if (char === ':' && top) top.expectKey = false
-    else if (char === '"') {
-      let end = i + 1
-      while (json[end] !== '"') end += json[end] === '\\' ? 2 : 1
-      if (top?.expectKey) top.key = JSON.parse(json.slice(i, end + 1))
-      i = end
-    } else if (/[-\d]/.test(char)) {
-      let end = i
-      while (end < json.length && /[-+\d.eE]/.test(json[end])) end++
-      found.set(frames.map((frame) => (frame.isArray ? frame.index : frame.key)).join('.'), json.slice(i, end))
-      i = end - 1
+function writtenBody(context: HookContext): Record<string, unknown> | undefined {
+  const params = context.params as { rawBody?: unknown; writtenBody?: Record<string, unknown> | null }
+  if (typeof params.rawBody !== 'string') return undefined
+  if (params.writtenBody === undefined) {
+    try {
+      params.writtenBody = parse(params.rawBody) as Record<string, unknown>
+    } catch {
+      params.writtenBody = null
     }
   }
-  return found
+  return params.writtenBody ?? undefined
 }
 
-/** The text the client wrote for a top-level number of the body, when the request had a JSON body. */
+/** The text the client wrote for a top-level number of the body, or the number's own text. */
 const writtenNumber = (context: HookContext, field: string, value: number) => {
-  const raw = (context.params as { rawBody?: unknown }).rawBody
-  return (typeof raw === 'string' && numberLiterals(raw).get(field)) || String(value)
+  const written = writtenBody(context)?.[field]
+  return isLosslessNumber(written) ? written.value : String(value)
 }
 
 /**
