@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 
 export interface Server {
   name: string
@@ -94,4 +95,16 @@ function childrenOf(pid: number): number[] {
   } catch {
     return []
   }
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
 }

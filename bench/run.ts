@@ -5,7 +5,6 @@
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -13,10 +12,10 @@ import autocannon from 'autocannon'
 import type { Knex } from 'knex'
 import { createKnex, migrate } from '../src/db.js'
 import { seed } from './seed.js'
-import type { SeedSummary } from './seed.js'
 import { send } from './http.js'
-import type { BenchRequest } from './http.js'
-import { startServer } from './processes.js'
+import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
+import type { Fixtures, Scenario, ServerName } from './scenarios.js'
+import { freePort, startServer } from './processes.js'
 import type { Server } from './processes.js'
 import { explainScenarios } from './explain.js'
 import type { ExplainFinding } from './explain.js'
@@ -42,116 +41,6 @@ const log = (message: string) => process.stderr.write(message + '\n')
 const RESULTS = 'bench/results'
 // The service inherits REDIS_URL: with it the limiter runs on Redis, as in production.
 const LIMITER_STORE = process.env.REDIS_URL ? 'Redis' : 'the in-process store'
-
-/** What a scenario needs to build random requests: ids and ranges of the large organization. */
-interface Fixtures {
-  seed: SeedSummary
-  contactIds: Int32Array
-  companyIds: Int32Array
-  activityIds: Int32Array
-  /** WhatsApp conversations of the large organization (their messages are read on one path). */
-  whatsappConversationIds: Int32Array
-  firstActivityDate: string
-  activityDays: number
-}
-
-type ServerName = 'service' | 'baseline' | 'service without rate limit'
-
-interface Scenario {
-  id: string
-  title: string
-  server: ServerName
-  /** p99 target in ms, where the issue sets one. */
-  p99TargetMs?: number
-  request: (f: Fixtures) => BenchRequest
-}
-
-// 3-4 letter pieces of the seeded names (folded: search is accent-insensitive).
-const SEARCH_TERMS = ['ada', 'lov', 'turi', 'hop', 'mull', 'jose', 'garc', 'ivan', 'chen', 'sven', 'zoe', 'lind', 'knu', 'ritc', 'nune', 'wang', 'bjor', 'kim']
-
-const randomOf = (ids: Int32Array) => ids[crypto.randomInt(ids.length)]
-
-const SCENARIOS: Scenario[] = [
-  {
-    id: '1', title: 'GET /contacts/:id', server: 'service', p99TargetMs: 25,
-    request: (f) => ({ method: 'GET', path: `/contacts/${randomOf(f.contactIds)}`, headers: key(f) })
-  },
-  {
-    id: '1b', title: 'GET /contacts/:id (baseline: node:http + pg)', server: 'baseline',
-    request: (f) => ({ method: 'GET', path: `/contacts/${randomOf(f.contactIds)}` })
-  },
-  {
-    id: '2', title: 'GET /contacts, default page, filters in the GET body', server: 'service', p99TargetMs: 50,
-    request: (f) => ({ method: 'GET', path: '/contacts', headers: key(f), body: { query: { organization_id: f.seed.large.organizationId } } })
-  },
-  {
-    id: '3', title: 'GET /deals, fastJoinForDealsList, $limit 50', server: 'service', p99TargetMs: 25,
-    request: (f) => ({
-      method: 'GET', path: '/deals', headers: key(f),
-      body: { query: { organization_id: f.seed.large.organizationId, fastJoinForDealsList: true, $limit: 50 } }
-    })
-  },
-  {
-    id: '4', title: 'POST /contacts search, searchIn name, 3-4 letters', server: 'service', p99TargetMs: 25,
-    request: (f) => ({
-      method: 'POST', path: '/contacts', headers: { ...key(f), 'x-service-method': 'search' },
-      body: { organization_id: f.seed.large.organizationId, searchIn: 'name', searchTerm: SEARCH_TERMS[crypto.randomInt(SEARCH_TERMS.length)] }
-    })
-  },
-  {
-    id: '5', title: 'POST /contacts (create)', server: 'service',
-    request: (f) => {
-      const n = crypto.randomInt(1_000_000_000)
-      return {
-        method: 'POST', path: '/contacts', headers: key(f),
-        body: { first_name: 'Bench', last_name: `Created ${n}`, email: `bench.created.${n}@example.com`, company_id: randomOf(f.companyIds) }
-      }
-    }
-  },
-  {
-    id: '6', title: 'GET /activities, one-week start_date range, fastJoinForActivityList', server: 'service', p99TargetMs: 25,
-    request: (f) => {
-      const from = addDays(f.firstActivityDate, crypto.randomInt(Math.max(1, f.activityDays - 7)))
-      return {
-        method: 'GET', path: '/activities', headers: key(f),
-        body: { query: { organization_id: f.seed.large.organizationId, start_date: { $gte: from, $lte: addDays(from, 6) }, fastJoinForActivityList: true } }
-      }
-    }
-  },
-  {
-    id: '7', title: 'PATCH /activities bulk done, 100 ids', server: 'service',
-    request: (f) => ({
-      method: 'PATCH', path: '/activities', headers: key(f),
-      body: { ids: Array.from({ length: 100 }, () => randomOf(f.activityIds)).filter(unique), done: crypto.randomInt(2) === 1 }
-    })
-  },
-  {
-    id: 'C1', title: 'GET /conversations, open inbox, last_message_at desc, fastJoinForConversationList, $limit 50', server: 'service',
-    request: (f) => ({
-      method: 'GET', path: '/conversations', headers: key(f),
-      body: { query: { organization_id: f.seed.large.organizationId, status: 'open', $sort: { last_message_at: -1 }, fastJoinForConversationList: true, $limit: 50 } }
-    })
-  },
-  {
-    id: 'C2', title: "GET /conversation-messages-whatsapp, a conversation's last 50 messages", server: 'service',
-    request: (f) => ({
-      method: 'GET', path: '/conversation-messages-whatsapp', headers: key(f),
-      body: { query: { organization_id: f.seed.large.organizationId, conversation_id: randomOf(f.whatsappConversationIds), $sort: { created_at: -1 }, $limit: 50 } }
-    })
-  },
-  {
-    id: 'L-on', title: 'GET /companies/:id, rate limiter on', server: 'service',
-    request: (f) => ({ method: 'GET', path: `/companies/${randomOf(f.companyIds)}`, headers: key(f) })
-  },
-  {
-    id: 'L-off', title: 'GET /companies/:id, rate limiter off', server: 'service without rate limit',
-    request: (f) => ({ method: 'GET', path: `/companies/${randomOf(f.companyIds)}`, headers: key(f) })
-  }
-]
-
-const key = (f: Fixtures) => ({ 'x-api-key': f.seed.large.apiKey })
-const unique = <T>(value: T, index: number, all: T[]) => all.indexOf(value) === index
-const addDays = (date: string, days: number) => new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10)
 
 interface Row {
   id: string
@@ -179,25 +68,13 @@ async function main() {
   const db = await createKnex(benchUrl, './data', 2)
   let servers: Partial<Record<ServerName, Server>> = {}
   try {
-    const fixtures = await loadFixtures(db)
+    const fixtures = await loadFixtures(db, scale)
     log(`Large organization ${fixtures.seed.large.organizationId}: ${JSON.stringify(fixtures.seed.large.rows)}`)
     // --only 1 also takes 1b (its baseline), --only L takes L-on and L-off.
     const scenarios = SCENARIOS.filter((s) => !only || only.some((o) => s.id === o || (s.id.startsWith(o) && /^\D/.test(s.id.slice(o.length)))))
 
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'))
-    const serviceEnv: NodeJS.ProcessEnv = {
-      DATABASE_URL: benchUrl,
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DATA_DIR: dataDir,
-      AUTH_SECRET: crypto.randomBytes(32).toString('hex'),
-      // On, with a budget no run can spend; a 10 s window keeps the sliding log small.
-      RATE_LIMIT_ENABLED: 'true',
-      RATE_LIMIT_POINTS: '100000000',
-      RATE_LIMIT_WINDOW_S: '10',
-      // With Redis, a fresh key space per run, so no earlier run's log counts.
-      RATE_LIMIT_PREFIX: `crm-bench:${crypto.randomUUID()}:`
-    }
+    const serviceEnv = serviceEnvironment(benchUrl, dataDir)
     fs.mkdirSync(RESULTS, { recursive: true })
     const needs = new Set(scenarios.map((s) => s.server))
     if (needs.has('service')) {
@@ -289,31 +166,6 @@ async function prepareDatabase(adminUrl: string, name: string) {
   return benchUrl.toString()
 }
 
-async function loadFixtures(db: Knex): Promise<Fixtures> {
-  const seedSummary: SeedSummary = (await db.raw('SELECT summary FROM bench_seed WHERE scale = ?', [scale])).rows[0].summary
-  const organizationId = seedSummary.large.organizationId
-  const ids = async (table: string) =>
-    Int32Array.from(
-      (await db.raw(`SELECT id FROM ${table} WHERE organization_id = ? AND deleted_at IS NULL`, [organizationId])).rows.map((r: { id: number }) => r.id)
-    )
-  const range = (await db.raw(
-    'SELECT min(start_date) AS first, max(start_date) - min(start_date) AS days FROM activities WHERE organization_id = ? AND deleted_at IS NULL',
-    [organizationId]
-  )).rows[0]
-  return {
-    seed: seedSummary,
-    contactIds: await ids('contacts'),
-    companyIds: await ids('companies'),
-    activityIds: await ids('activities'),
-    whatsappConversationIds: Int32Array.from(
-      (await db.raw(`SELECT id FROM conversations WHERE organization_id = ? AND channel = 'whatsapp' AND deleted_at IS NULL`, [organizationId]))
-        .rows.map((r: { id: number }) => r.id)
-    ),
-    firstActivityDate: range.first,
-    activityDays: Number(range.days)
-  }
-}
-
 /** Scenarios compared with each other (service and baseline, limiter on and off) alternate A B B A, so drift hits both. */
 const PAIRS = [['1', '1b'], ['L-on', 'L-off']]
 
@@ -386,27 +238,7 @@ async function runScenario(scenario: Scenario, server: Server, fixtures: Fixture
 }
 
 function load(server: Server, scenario: Scenario, fixtures: Fixtures, seconds: number): Promise<autocannon.Result> {
-  return autocannon({
-    url: server.url,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-    requests: [
-      {
-        setupRequest: (request: any) => {
-          const next = scenario.request(fixtures)
-          const body = next.body === undefined ? undefined : JSON.stringify(next.body)
-          return {
-            ...request,
-            method: next.method,
-            path: next.path,
-            headers: { ...next.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-            body
-          }
-        }
-      }
-    ]
-  })
+  return loadScenario(server.url, scenario, fixtures, seconds, connections)
 }
 
 function buildReport(
@@ -492,17 +324,6 @@ function evaluateTargets(rows: Row[], ratio: number | undefined, limiterCost: nu
     met: limiterCost === undefined ? undefined : 1 - limiterCost < 0.1
   })
   return targets
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 main().catch((error) => {

@@ -1,6 +1,6 @@
 import { MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
 import socketio from '@feathersjs/socketio'
-import feathersSync from 'feathers-sync'
+import { createRequire } from 'node:module'
 import { pubSubConnections } from './redis-pubsub.js'
 import type { Application, Caller, HookContext } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
@@ -66,8 +66,12 @@ export const publishInboxEvents = (app: Application) => {
   }
 }
 
-/** feathers-sync's core: every service registered afterwards sends its events out ('sync-out') and emits what comes in ('sync-in'). */
-const syncCore = (feathersSync as unknown as { core: (app: Application) => void }).core
+/**
+ * feathers-sync's core: every service registered afterwards sends its events out ('sync-out') and
+ * emits what comes in ('sync-in'). Loaded only with REDIS_URL set (it brings its own Redis and
+ * AMQP adapters, ~25 MB of resident memory for nothing otherwise).
+ */
+const syncCore = () => (createRequire(import.meta.url)('feathers-sync') as { core: (app: Application) => void }).core
 
 /**
  * With REDIS_URL set, the events of the services registered after this point reach the
@@ -84,7 +88,7 @@ export const syncEventsAcrossInstances = (app: Application) => {
   const channel = app.get('eventsChannel')
   const { publisher, subscriber } = pubSubConnections(url)
 
-  app.configure(syncCore)
+  app.configure(syncCore())
   const ready = subscriber.connect().then(() => subscriber.subscribe(channel))
   ready.catch(() => undefined)
   publisher.connect().catch(() => undefined)

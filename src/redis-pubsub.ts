@@ -1,4 +1,11 @@
-import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis, RedisOptions } from 'ioredis'
+
+const require = createRequire(import.meta.url)
+
+/** A Redis client; ioredis loads with the first one (only with REDIS_URL set, not with the application). */
+export const createRedis = (url: string, options: RedisOptions): Redis =>
+  new (require('ioredis') as typeof import('ioredis')).Redis(url, options)
 
 const RECONNECT_MAX_MS = 2_000
 
@@ -16,8 +23,8 @@ export function pubSubConnections(url: string) {
     connectTimeout: 1_000,
     retryStrategy: (times: number) => Math.min(times * 200, RECONNECT_MAX_MS)
   }
-  const publisher = new Redis(url, options)
-  const subscriber = new Redis(url, { ...options, enableOfflineQueue: true })
+  const publisher = createRedis(url, options)
+  const subscriber = createRedis(url, { ...options, enableOfflineQueue: true })
   for (const client of [publisher, subscriber]) client.on('error', () => undefined)
   return { publisher, subscriber }
 }

@@ -1,5 +1,8 @@
-import nodemailer from 'nodemailer'
+import { createRequire } from 'node:module'
 import type { Transporter } from 'nodemailer'
+
+// nodemailer loads only when an SMTP server is configured (~15 MB of resident memory otherwise idle).
+const require = createRequire(import.meta.url)
 
 export interface MailEnvelope {
   from: string
@@ -21,6 +24,7 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 
 /** An SMTP transport (nodemailer) for SMTP_URL, e.g. smtp://user:pass@mail.example:587 or smtps://... */
 export function smtpTransport(smtpUrl: string): MailTransport {
+  const nodemailer = require('nodemailer') as typeof import('nodemailer')
   const transporter: Transporter = nodemailer.createTransport({ url: smtpUrl, ...TIMEOUTS })
   return {
     async send(mail) {

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { createRedis } from '../redis-pubsub.js'
 import type { LogState, SlidingLogStore } from './sliding-log.js'
 
 /**
@@ -40,7 +41,7 @@ interface SlidingLogCommands {
  * command timeouts, so an unreachable server costs requests milliseconds, not seconds.
  */
 export function connectRedis(url: string, timeoutMs = 500) {
-  const client = new Redis(url, {
+  const client = createRedis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -3,7 +3,6 @@ import { Transform } from 'node:stream'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { BadRequest, FeathersError } from '@feathersjs/errors'
-import { fileTypeFromFile } from 'file-type'
 
 export const tooLarge = (limit: number) =>
   new FeathersError(`The file is larger than the limit of ${limit} bytes`, 'PayloadTooLarge', 413, 'payload-too-large', {
@@ -39,6 +38,8 @@ export interface DetectedType {
 
 /** The media type read from the file's own bytes (magic numbers), never from its name or a header. */
 export async function detectFileType(file: string): Promise<DetectedType | undefined> {
+  // Loaded on the first upload, not with the application.
+  const { fileTypeFromFile } = await import('file-type')
   const detected = await fileTypeFromFile(file)
   return detected ? { mime: detected.mime, ext: detected.ext } : undefined
 }

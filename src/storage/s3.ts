@@ -1,6 +1,6 @@
+import { createRequire } from 'node:module'
 import type { Readable } from 'node:stream'
-import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import type { S3Client } from '@aws-sdk/client-s3'
 import { encodeKey } from './storage.js'
 import type { SignedUpload, Storage, UploadGrant } from './storage.js'
 
@@ -14,13 +14,21 @@ export interface S3Settings {
   publicUrl: string
 }
 
+// The AWS SDK is ~30 MB of resident memory: it loads when an S3 store is created, not with the
+// application (a service storing files on local disk never pays for it).
+const require = createRequire(import.meta.url)
+let sdk: typeof import('@aws-sdk/client-s3') | undefined
+let presigner: typeof import('@aws-sdk/s3-request-presigner') | undefined
+const s3Sdk = () => (sdk ??= require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'))
+const s3Presigner = () => (presigner ??= require('@aws-sdk/s3-request-presigner') as typeof import('@aws-sdk/s3-request-presigner'))
+
 /** Files in an S3 bucket, or in any S3-compatible store named by endpoint (MinIO, R2, s3rver...). */
 export class S3Storage implements Storage {
   readonly kind = 's3' as const
   readonly client: S3Client
 
   constructor(private settings: S3Settings) {
-    this.client = new S3Client({
+    this.client = new (s3Sdk().S3Client)({
       region: settings.region || 'us-east-1',
       endpoint: settings.endpoint || undefined,
       forcePathStyle: settings.forcePathStyle,
@@ -35,7 +43,7 @@ export class S3Storage implements Storage {
   }
 
   async put(key: string, body: Readable, options: { contentType: string; size: number }) {
-    await this.client.send(new PutObjectCommand({
+    await this.client.send(new (s3Sdk().PutObjectCommand)({
       Bucket: this.settings.bucket,
       Key: key,
       Body: body,
@@ -46,7 +54,7 @@ export class S3Storage implements Storage {
 
   async size(key: string) {
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }))
+      const head = await this.client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: this.settings.bucket, Key: key }))
       return head.ContentLength
     } catch (error: any) {
       if (error?.name === 'NotFound' || error?.$metadata?.httpStatusCode === 404) return undefined
@@ -55,7 +63,7 @@ export class S3Storage implements Storage {
   }
 
   async delete(key: string) {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }))
+    await this.client.send(new (s3Sdk().DeleteObjectCommand)({ Bucket: this.settings.bucket, Key: key }))
   }
 
   publicUrl(key: string) {
@@ -70,13 +78,13 @@ export class S3Storage implements Storage {
   /** A presigned PUT: content type and length are part of the signature, so S3 refuses anything else. */
   async signUpload(grant: UploadGrant): Promise<SignedUpload> {
     const expiresIn = Math.max(1, Math.floor((grant.expiresAt.getTime() - Date.now()) / 1000))
-    const command = new PutObjectCommand({
+    const command = new (s3Sdk().PutObjectCommand)({
       Bucket: this.settings.bucket,
       Key: grant.key,
       ContentType: grant.contentType,
       ContentLength: grant.size
     })
-    const url = await getSignedUrl(this.client, command, {
+    const url = await s3Presigner().getSignedUrl(this.client, command, {
       expiresIn,
       signableHeaders: new Set(['content-type', 'content-length'])
     })
