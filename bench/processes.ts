@@ -9,6 +9,8 @@ export interface Server {
   child: ChildProcess
   /** The peak resident memory (VmHWM) of the server's own node process so far, in MB. */
   peakRssMb: () => number | undefined
+  /** CPU time (user + system) the server's node processes have used so far, in ms. */
+  cpuMs: () => number
   stop: () => Promise<void>
 }
 
@@ -18,13 +20,14 @@ export interface Server {
  * figure is read from the last of them, the one that runs the program.
  */
 export async function startServer(
-  name: string, args: string[], port: number, env: NodeJS.ProcessEnv, readyPath: string, logFile: string
+  name: string, args: string[], port: number, env: NodeJS.ProcessEnv, readyPath: string, logFile: string, cwd = process.cwd()
 ): Promise<Server> {
   // The server's own output (warnings, errors of requests cut off at shutdown) goes to a file.
   const log = fs.openSync(logFile, 'w')
   const child = spawn('npx', args, {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', log, log],
+    cwd,
     detached: true
   })
   fs.closeSync(log)
@@ -44,10 +47,11 @@ export async function startServer(
     url,
     child,
     peakRssMb: () => {
-      const pid = leafDescendant(child.pid!)
-      const kb = pid && readStatus(pid).VmHWM
+      // With WEB_CONCURRENCY the workers' peaks are added up (each had its own at some instant).
+      const kb = nodeProcesses(child.pid!).reduce((sum, pid) => sum + (readStatus(pid).VmHWM ?? 0), 0)
       return kb ? Math.round(kb / 1024) : undefined
     },
+    cpuMs: () => nodeProcesses(child.pid!).reduce((sum, pid) => sum + cpuTimeMs(pid), 0),
     stop: async () => {
       if (exited) return
       const done = new Promise((resolve) => child.once('exit', resolve))
@@ -56,6 +60,38 @@ export async function startServer(
       await done
       clearTimeout(timer)
     }
+  }
+}
+
+const CLOCK_TICKS_PER_S = 100
+
+/** utime + stime of a process from /proc/<pid>/stat, in ms. */
+function cpuTimeMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S
+  } catch {
+    return 0
+  }
+}
+
+/** The node processes of a server: the leaf of the npx chain and, with WEB_CONCURRENCY, its workers. */
+function nodeProcesses(pid: number): number[] {
+  const leaf = leafDescendant(pid)
+  if (leaf === undefined) return []
+  const parent = parentOf(leaf)
+  // Cluster workers are siblings under the primary: take the primary and all its children.
+  const primary = parent !== undefined && childrenOf(parent).length > 1 && parent !== pid ? parent : undefined
+  return primary ? [primary, ...childrenOf(primary)] : [leaf]
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return undefined
   }
 }
 

@@ -149,20 +149,23 @@ async function main() {
   const extra = Object.fromEntries((flags.env ?? []).map((pair) => pair.split('=', 2) as [string, string]))
   const env = { ...serviceEnvironment(benchUrl.toString(), fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'))), ...extra }
   fs.mkdirSync('bench/results', { recursive: true })
-  const cwd = process.cwd()
-  process.chdir(serviceDir)
   const server = await startServer(
     'service', ['node', '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/index.ts'], await freePort(), env,
-    '/health', path.join(cwd, 'bench/results/profile-service.log')
-  ).finally(() => process.chdir(cwd))
+    '/health', path.resolve('bench/results/profile-service.log'), serviceDir
+  )
   const duration = Number(flags.duration)
   let requests = 0
   try {
     const load = (seconds: number) => loadScenario(server.url, scenario, fixtures, seconds, Number(flags.connections))
     await load(Number(flags.warmup))
+    const cpuBefore = server.cpuMs()
     const result = await load(duration)
+    const cpuPerRequest = (server.cpuMs() - cpuBefore) / Math.max(result.requests.total, 1)
     requests = result['2xx']
-    process.stderr.write(`${scenario.id} ${scenario.title}: ${Math.round(result['2xx'] / result.duration)} req/s (2xx), p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}; peak RSS ${server.peakRssMb()} MB\n`)
+    process.stderr.write(
+      `${scenario.id} ${scenario.title}: ${Math.round(result['2xx'] / result.duration)} req/s (2xx), p99 ${result.latency.p99} ms, ` +
+      `non-2xx ${result.non2xx}; ${cpuPerRequest.toFixed(3)} ms of service CPU per request (with the profiler on); peak RSS ${server.peakRssMb()} MB\n`
+    )
   } finally {
     await server.stop()
   }
