@@ -26,6 +26,24 @@ const npm = (args: string[], env: Record<string, string>) => {
   return spawned
 }
 
+/** Every process below pid (children first, then theirs). */
+const descendants = (pid: number): number[] => {
+  let children: number[] = []
+  try {
+    children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  } catch {
+    // gone
+  }
+  return children.flatMap((child) => [child, ...descendants(child)])
+}
+const commandOf = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')
+  } catch {
+    return ''
+  }
+}
+
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() && !/^npm (warn|error)|^>|^$/.test(line.trim()))
 
 describe.concurrent('the service as a process', () => {
@@ -89,6 +107,33 @@ describe.concurrent('the service as a process', () => {
     expect(second.output().stdout).toMatch(/API key: {2}crm_/)
     expect(await passwordHash()).toBe(hash)
   }, 90_000)
+
+  it.skipIf(!process.env.DATABASE_URL)('when `npm start` runs with WEB_CONCURRENCY=2, then two worker processes serve the one port, and SIGTERM stops them all within 10 s', async () => {
+    const port = await freePort()
+    const server = npm(['start'], { PORT: String(port), WEB_CONCURRENCY: '2', DATA_DIR: tempDataDir() })
+    await waitForHealth(port)
+    // npm, then the primary node process, then its workers.
+    const primary = descendants(server.child.pid!).find((pid) => commandOf(pid).includes('src/index.ts'))!
+    const workers = descendants(primary).filter((pid) => commandOf(pid).includes('src/index.ts'))
+    expect(workers).toHaveLength(2)
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status)))
+    expect(answers.every((status) => status === 200)).toBe(true)
+
+    process.kill(server.child.pid!, 'SIGTERM')
+    expect(await eventually(async () => !server.groupAlive() && !(await portOpen(port)), 10_000)).toBe(true)
+  }, 90_000)
+
+  it.each([
+    ['not a number', 'many', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' }, /WEB_CONCURRENCY must be a whole number of worker processes from 1 to 64, got 'many'/],
+    ['2 with the embedded database', '2', { DATABASE_URL: '' }, /WEB_CONCURRENCY above 1 needs DATABASE_URL/]
+  ])('when WEB_CONCURRENCY is %s, then the start prints one line naming the problem and exits 1', async (_label, workers, env, message) => {
+    const spawned = run(process.execPath, ['--import', 'tsx', 'src/index.ts'], { ...env, WEB_CONCURRENCY: workers, PORT: '0' })
+    started.push(spawned)
+    expect(await spawned.exited).toBe(1)
+    const { stderr } = spawned.output()
+    expect(lines(stderr)).toHaveLength(1)
+    expect(stderr).toMatch(message)
+  }, 60_000)
 
   it.each([
     ['not a URL', 'localhost:5432/crm', /DATABASE_URL is not a URL/],
