@@ -18,36 +18,46 @@ export interface JoinSpec {
 }
 
 /**
- * Attaches related records to a page of rows with one query per relation, however long the
- * page: the batch-loading half of every fastJoin flag and every joined single read.
+ * Attaches related records to a page of rows with one query per related table, however long the
+ * page: the batch-loading half of every fastJoin flag and every joined single read. Relations
+ * on the same table loaded the same way (an activity's creator and assignee, both users) share
+ * that one query.
  */
 export async function attachRelations<T extends Record<string, any>>(db: Knex, rows: T[], specs: JoinSpec[]): Promise<T[]> {
   if (rows.length === 0) return rows
-  await Promise.all(specs.map((spec) => attachOne(db, rows, spec)))
+  const groups = new Map<string, JoinSpec[]>()
+  for (const spec of specs) {
+    const key = JSON.stringify([spec.table, spec.tenant !== false, Boolean(spec.withDeleted), spec.computed ?? {}])
+    groups.set(key, [...(groups.get(key) ?? []), spec])
+  }
+  await Promise.all([...groups.values()].map((group) => attachGroup(db, rows, group)))
   return rows
 }
 
-async function attachOne(db: Knex, rows: Record<string, any>[], spec: JoinSpec) {
-  const ids = [...new Set(rows.map((row) => row[spec.from]).filter((id) => id !== null && id !== undefined))]
+async function attachGroup(db: Knex, rows: Record<string, any>[], group: JoinSpec[]) {
+  const [{ table, computed }] = group
+  const tenant = group[0].tenant !== false
+  const ids = [...new Set(group.flatMap((spec) => rows.map((row) => row[spec.from])).filter((id) => id !== null && id !== undefined))]
   const byKey = new Map<string, Record<string, any>>()
   if (ids.length > 0) {
-    const selection: (string | Knex.Raw)[] = [...new Set(['id', ...spec.columns])].filter((c) => !spec.computed?.[c])
-    for (const [name, sql] of Object.entries(spec.computed ?? {})) selection.push(db.raw(`${sql} as ??`, [name]))
-    const query = db(spec.table).select(selection).whereIn('id', ids)
-    if (spec.tenant !== false) {
+    const columns = [...new Set(['id', ...group.flatMap((spec) => spec.columns)])]
+    const selection: (string | Knex.Raw)[] = columns.filter((c) => !computed?.[c])
+    for (const [name, sql] of Object.entries(computed ?? {})) selection.push(db.raw(`${sql} as ??`, [name]))
+    const query = db(table).select(selection).whereIn('id', ids)
+    if (tenant) {
       query.select('organization_id').whereIn('organization_id', [...new Set(rows.map((row) => row.organization_id))])
-      if (!spec.withDeleted) query.whereNull('deleted_at')
+      if (!group[0].withDeleted) query.whereNull('deleted_at')
     }
     for (const related of await query) {
-      byKey.set(spec.tenant !== false ? `${related.organization_id}:${related.id}` : `${related.id}`, related)
+      byKey.set(tenant ? `${related.organization_id}:${related.id}` : `${related.id}`, related)
     }
   }
-  for (const row of rows) {
-    const id = row[spec.from]
-    const related = id === null || id === undefined
-      ? undefined
-      : byKey.get(spec.tenant !== false ? `${row.organization_id}:${id}` : `${id}`)
-    ;(row as any)[spec.as] = related ? pick(related, spec.columns) : null
+  for (const spec of group) {
+    for (const row of rows) {
+      const id = row[spec.from]
+      const related = id === null || id === undefined ? undefined : byKey.get(tenant ? `${row.organization_id}:${id}` : `${id}`)
+      ;(row as any)[spec.as] = related ? pick(related, spec.columns) : null
+    }
   }
 }
 
