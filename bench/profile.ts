@@ -178,10 +178,20 @@ async function main() {
       .sort((a, b) => fs.statSync(path.join(profileDir, b)).size - fs.statSync(path.join(profileDir, a)).size)[0]
   }
   if (!file) throw new Error(`No profile written in ${profileDir}`)
+  // The file may still be being written: wait until it parses.
+  let profile: CpuProfile | undefined
+  for (let attempt = 0; attempt < 80 && !profile; attempt++) {
+    try {
+      profile = JSON.parse(fs.readFileSync(path.join(profileDir, file), 'utf8'))
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  }
+  if (!profile) throw new Error(`The profile ${path.join(profileDir, file)} is not complete`)
   const kept = path.join('bench/results', `profile-${scenario.id}-${crypto.randomUUID().slice(0, 8)}.cpuprofile`)
   fs.copyFileSync(path.join(profileDir, file), kept)
   process.stderr.write(`Profile: ${kept} (${requests} requests measured; open it in Chrome DevTools or speedscope for the flame graph)\n`)
-  print(summarize(JSON.parse(fs.readFileSync(kept, 'utf8')), duration), top)
+  print(summarize(profile, duration), top)
 }
 
 main().catch((error) => {

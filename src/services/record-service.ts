@@ -155,10 +155,13 @@ export class RecordService<
    * The hottest read, a live record by id within the caller's organizations and nothing else
    * asked, as a named statement on a Postgres server: parsed and planned once per connection,
    * then only bound and executed, and no query builder per request. The same SQL and rows as
-   * the builder's; any other query, a transaction or the embedded database take the builder.
+   * the builder's; any other query, a transaction, the embedded database or a service with its
+   * own createQuery take the builder.
    */
   private preparedGet(id: Id, params: ServiceParams): Promise<Result | undefined> | undefined {
-    if (params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg') return undefined
+    if (params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg' || this.options.schema) return undefined
+    // A service that narrows its reads itself (a channel's view of a shared table) keeps the builder.
+    if (this.createQuery !== RecordService.prototype.createQuery || this.knexify !== RecordService.prototype.knexify) return undefined
     const query: Record<string, any> = params.query ?? {}
     // sanitizeQuery adds the paging filters, which mean nothing to a read by primary key.
     for (const key in query) if (key !== 'organization_id' && !PAGING.has(key) && query[key] !== undefined) return undefined

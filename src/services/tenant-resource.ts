@@ -111,10 +111,12 @@ function filterableColumns(query: TObject, flags: string[]) {
  */
 function validateQueries(options: TenantResourceOptions, flags: string[]): ResourceHook {
   const listFlag = options.joins?.flag
+  const validateList = schemaHooks.validateQuery(options.validators.query)
+  const validateById = schemaHooks.validateQuery(idQueryValidator)
   return async (context) => {
     const query = context.params.query as Record<string, unknown> | undefined
     if (context.method === 'find') {
-      await schemaHooks.validateQuery(options.validators.query)(context)
+      await validateList(context)
       if (listFlag && context.params.query?.[listFlag] !== undefined) {
         const { [listFlag]: flag, ...rest } = context.params.query
         context.params.joinList = flag === true
@@ -130,7 +132,7 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
       }
       context.params.query = kept
     }
-    await schemaHooks.validateQuery(idQueryValidator)(context)
+    await validateById(context)
   }
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { countQueries, startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
+import { isEmbedded } from '../../src/db.js'
 import type { Tenant } from '../helpers/fixtures.js'
 
 /**
@@ -177,6 +178,21 @@ describe('query counts', () => {
       expect(await liveRows('contacts', fresh.organization.id)).toBe(2)
       // Other organizations' rows never leak into the total.
       expect((await list('/contacts', {})).body.total).toBe(await liveRows('contacts', tenant.organization.id))
+    })
+
+    it('when a record is read by id, then one statement reads it (a named statement on a Postgres server) and another organization\'s record is a 404', async () => {
+      const contact = created(await t.http().post('/contacts').set(tenant.key).send({ first_name: 'Prepared', last_name: 'Read' }), 'contact')
+      const other = await createTenant(t, 'Elsewhere')
+      await t.http().get(`/contacts/${contact.id}`).set(tenant.key).expect(200)
+      const { result, sql } = await countQueries(t.db, () => t.http().get(`/contacts/${contact.id}`).set(tenant.key))
+      expect(result.body).toMatchObject({ id: contact.id, first_name: 'Prepared', last_name: 'Read', organization_id: tenant.organization.id })
+      expect(result.body).not.toHaveProperty('search_name')
+      const reads = sql.filter((statement) => /from "?contacts"?/i.test(statement))
+      expect(reads).toHaveLength(1)
+      if (!isEmbedded(t.db)) expect(reads[0]).toContain('organization_id = ANY($1)')
+      expect((await t.http().get(`/contacts/${contact.id}`).set(other.key)).status).toBe(404)
+      await t.http().delete(`/contacts/${contact.id}`).set(tenant.key).expect(200)
+      expect((await t.http().get(`/contacts/${contact.id}`).set(tenant.key)).status).toBe(404)
     })
 
     it('when a list has any other filter, then the total is counted on the table itself', async () => {
