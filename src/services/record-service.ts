@@ -68,6 +68,7 @@ export class RecordService<
   PatchData = Partial<Data>
 > extends KnexService<Result, Data, ServiceParams, PatchData> {
   declare options: RecordServiceOptions
+  private wholeOrganizationCount?: string
 
   get table() {
     return this.options.name
@@ -134,11 +135,12 @@ export class RecordService<
     const count = builder.clone().clearSelect().clearOrder().count({ total: '*' })
     if (!this.softDelete || !MAINTAINED_COUNTS.has(this.table)) return count
     const { sql, bindings } = count.toSQL()
-    const wholeOrganization = this.knex(this.table)
+    // The canonical query's SQL does not change: compiled once per service.
+    const wholeOrganization = (this.wholeOrganizationCount ??= this.knex(this.table)
       .where(`${this.table}.organization_id`, 0)
       .whereNull(`${this.table}.deleted_at`)
       .count({ total: '*' })
-      .toSQL().sql
+      .toSQL().sql)
     if (sql !== wholeOrganization || bindings.length !== 1 || typeof bindings[0] !== 'number') return count
     const db = params.transaction?.trx ?? this.knex
     return db('record_counts').where({ organization_id: bindings[0], table_name: this.table }).sum({ total: 'live' })
