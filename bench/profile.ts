@@ -30,7 +30,9 @@ const { values: flags } = parseArgs({
     'service-dir': { type: 'string' },
     top: { type: 'string', default: '25' },
     summarize: { type: 'string' },
-    env: { type: 'string', multiple: true }
+    env: { type: 'string', multiple: true },
+    // Extra options for node itself, e.g. --node-option=--max-semi-space-size=4
+    'node-option': { type: 'string', multiple: true }
   }
 })
 
@@ -150,7 +152,7 @@ async function main() {
   const env = { ...serviceEnvironment(benchUrl.toString(), fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'))), ...extra }
   fs.mkdirSync('bench/results', { recursive: true })
   const server = await startServer(
-    'service', ['node', '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/index.ts'], await freePort(), env,
+    'service', ['node', ...(flags['node-option'] ?? []), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/index.ts'], await freePort(), env,
     '/health', path.resolve('bench/results/profile-service.log'), serviceDir
   )
   const duration = Number(flags.duration)
