@@ -15,6 +15,8 @@ export interface ServiceDocs {
   paths?: Record<string, unknown>
   /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
   createContentType?: string
+  /** The list filters on custom fields by name (custom_fields_by_name.<name>). */
+  customFieldFilters?: boolean
 }
 
 const STANDARD = new Set(['find', 'get', 'create', 'patch', 'remove', 'update'])
@@ -65,12 +67,33 @@ function queryParameters(query: any, defaultLimit: number) {
         description: `{field: 1 | -1}, sent as $sort[${first}]=1; ties are broken by id`
       }
     }
+    if (SYNC_PARAMETERS[name]) return { name, in: 'query', required: false, schema, ...SYNC_PARAMETERS[name] }
     const operators = (schema.anyOf ?? []).find(isOperatorObject)
     const description = operators
       ? `equals; or comparisons in deepObject form: ${name}[$gte]=…, ${name}[$in][]=… (${Object.keys(operators.properties).join(' ')}). Filters may also be sent as {"query": {...}} in the JSON body of the GET.`
       : 'May also be sent as {"query": {...}} in the JSON body of the GET.'
     return { name, in: 'query', required: false, schema: valueForm(schema), description }
   })
+}
+
+/** How the sync and partial-read parameters are sent (docs/bulk-and-sync.md). */
+const SYNC_PARAMETERS: Record<string, Record<string, unknown>> = {
+  $select: { style: 'form', explode: true, description: 'fields to return, id always: $select[]=first_name&$select[]=email; joined objects by their names (e.g. company)' },
+  $withDeleted: { description: 'true: deleted records are listed too, with their deleted_at (a sync sees deletions)' },
+  $after: {
+    style: 'deepObject', explode: true,
+    description: 'keyset page: the records after this {updated_at, id} in $sort {updated_at, id} order (the default with $after); not with $skip. The page has no total; next is the cursor of its last record'
+  },
+  $or: {
+    style: 'deepObject', explode: true,
+    description: 'records matching any of 1-10 filter objects, e.g. {"query": {"$or": [{"email": "a@example.com"}, {"last_name": "Smith"}]}} in the GET body'
+  }
+}
+
+/** custom_fields_by_name.<name> filters, on the lists of resources with custom fields by name. */
+const customFieldFilterParameter = {
+  name: 'custom_fields_by_name.<name>', in: 'query', required: false, schema: {},
+  description: 'a filter on the custom field <name> (URL-encoded): a value or $in for any field, $gt $gte $lt $lte for number and date fields; an unknown name is a 400'
 }
 
 /** POST /authentication (the Feathers authentication service): log in for a JWT. */
@@ -94,6 +117,17 @@ const authenticationPath = {
       401: { description: 'Wrong e-mail or password, or an invalid token', ...json(errorRef) },
       429: { description: 'Too many failed logins', ...json(errorRef) }
     }
+  }
+}
+
+/** The list envelope; with keyset pages, total is absent on them and next carries the cursor. */
+function pageSchema(item: unknown, keyset: boolean) {
+  const properties: Record<string, unknown> = { total: { type: 'integer' }, limit: { type: 'integer' }, skip: { type: 'integer' }, data: { type: 'array', items: item } }
+  if (!keyset) return { type: 'object', properties }
+  return {
+    type: 'object',
+    description: 'a keyset page ($after) has no total, and next: the {updated_at, id} of its last record (null when empty)',
+    properties: { ...properties, next: { type: 'object', nullable: true, properties: { updated_at: { type: 'string', format: 'date-time' }, id: { type: 'integer' } } } }
   }
 }
 
@@ -131,8 +165,11 @@ export function openApiDocument(app: Application) {
     if (methods.includes('find')) {
       collection.get = {
         tags: [tag], summary: `List ${location}`, description: docs.description,
-        parameters: query ? queryParameters(query, app.get('paginate')?.default ?? 10) : [],
-        responses: { 200: { description: 'A page', ...json({ type: 'object', properties: { total: { type: 'integer' }, limit: { type: 'integer' }, skip: { type: 'integer' }, data: { type: 'array', items: resultRef } } }) }, ...errorResponses }
+        parameters: [
+          ...(query ? queryParameters(query, app.get('paginate')?.default ?? 10) : []),
+          ...(docs.customFieldFilters ? [customFieldFilterParameter] : [])
+        ],
+        responses: { 200: { description: 'A page', ...json(pageSchema(resultRef, Boolean(query && '$after' in (plain(query).properties ?? {})))) }, ...errorResponses }
       }
     }
     if (methods.includes('create')) {
