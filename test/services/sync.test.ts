@@ -215,6 +215,15 @@ describe('sync and partial reads', () => {
       }
     })
 
+    it('when an internal call puts an undeclared column in an $or branch, then the record layer refuses it before any SQL', async () => {
+      const service = t.app.service('contacts') as any
+      const { result, count } = await countQueries(t.db, () =>
+        service._find({ query: { organization_id: acme.organization.id, $or: [{ first_name: 'x' }, { no_such_column: 1 }] } }).catch((error: any) => error)
+      )
+      expect(result).toMatchObject({ name: 'BadRequest', errors: { no_such_column: 'is not a field you can filter on' } })
+      expect(count).toBe(0)
+    })
+
     it("when an $or branch names another organization, then nothing of that organization is listed", async () => {
       const theirs = await contact(other, { first_name: 'Hidden' })
       const res = await list(acme, '/contacts', { $or: [{ organization_id: other.organization.id }, { id: theirs.id }] })
