@@ -1,4 +1,5 @@
 import { authenticate } from '@feathersjs/authentication'
+import feathersCore from '@feathersjs/feathers'
 import { Forbidden, NotAuthenticated } from '@feathersjs/errors'
 import type { Context } from 'koa'
 import type { Application, HookContext, NextFunction } from '../declarations.js'
@@ -37,12 +38,14 @@ export const authenticated = async (context: HookContext, next: NextFunction) =>
   })
 }
 
-/** The methods a read-only key may call: reads, and the custom methods that only read. */
-export const READ_METHODS: ReadonlySet<string> = new Set(['find', 'get', 'search', 'find-duplicates'])
+/** The methods of every service that only read; a tenant resource adds its reading custom methods (readMethods). */
+export const READ_METHODS = ['find', 'get']
 
 /** An API key with the scope 'read' only: any other method is a 403 before anything is read or written. */
 function refuseWritesOfReadOnlyKeys(context: HookContext) {
-  if (context.params.caller?.apiKeyReadOnly && !READ_METHODS.has(context.method)) {
+  if (!context.params.caller?.apiKeyReadOnly) return
+  const readMethods: string[] = (feathersCore.getServiceOptions(context.self) as any)?.readMethods ?? READ_METHODS
+  if (!readMethods.includes(context.method)) {
     throw new Forbidden("This API key may only read (its scopes are ['read']): create a key with the scope 'write' to change data")
   }
 }

@@ -6,7 +6,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { TObject, TSchema } from '@feathersjs/typebox'
 import type { Knex } from 'knex'
 import type { Application, HookContext, NextFunction, Role, ServiceTypes } from '../declarations.js'
-import { authenticated } from '../hooks/authenticate.js'
+import { READ_METHODS, authenticated } from '../hooks/authenticate.js'
 import { refuseApiKeyCallers } from '../hooks/api-key-callers.js'
 import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
@@ -38,6 +38,8 @@ export interface CustomMethod {
   docs: { data: TSchema; result?: TSchema; description?: string }
   /** Rules run after the body is validated and the organization pinned. */
   before?: ResourceHook[]
+  /** The method only reads (a search): an API key with the scope 'read' may call it. */
+  reads?: boolean
 }
 
 /** PATCH /<path> without an id: a change of many records at once (e.g. the bulk activity completion). */
@@ -354,6 +356,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     events: [],
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
+    readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
     koa: options.koa,
     docs: {
       description: options.description,

@@ -49,6 +49,9 @@ describe('API key scopes and expiry', () => {
       expect(search.status).toBe(200)
       expect(search.body.data.map((c: any) => c.id)).toEqual([contactId])
       expect((await t.http().post('/contacts').set(reader).set('X-Service-Method', 'find-duplicates').send({ searchIn: 'email' })).status).toBe(200)
+      for (const path of ['/companies', '/products']) {
+        expect((await t.http().post(path).set(reader).set('X-Service-Method', 'search').send({ searchTerm: 'ab' })).status, path).toBe(200)
+      }
       expect((await t.http().get('/reservation-available-slots').set(reader).query({ service_id: 1, date: '2030-01-01' })).status).not.toBe(403)
     })
 

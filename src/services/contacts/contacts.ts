@@ -70,14 +70,16 @@ export const contact = (app: Application) =>
       search: {
         data: contactSearchValidator,
         docs: { data: contactSearchSchema, result: contactSearchResultSchema, description: 'Contacts by name, e-mail or phone (searchIn), in the list envelope.' },
-        before: [checkPhoneSearch]
+        before: [checkPhoneSearch],
+        reads: true
       },
       'find-duplicates': {
         data: contactDuplicateSearchValidator,
         docs: {
           data: contactDuplicateSearchSchema, result: contactDuplicatesSchema,
           description: 'Groups of live contacts sharing an e-mail, a phone or a name (searchIn), for a merge UI: the groups, and their contacts in data.'
-        }
+        },
+        reads: true
       },
       merge: {
         data: contactMergeValidator,
