@@ -18,7 +18,7 @@ import { storeCustomFieldValues } from './custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
 import { attachRelations } from './joins.js'
 import type { JoinSpec } from './joins.js'
-import type { ServiceDocs } from '../openapi.js'
+import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
 type WriteMethod = 'create' | 'patch' | 'remove'
@@ -31,8 +31,8 @@ export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Pr
 export interface CustomMethod {
   /** Validator of the body; the method's data. */
   data: Validator
-  /** For the OpenAPI document. */
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  /** For the OpenAPI document: the body, the answer, and a summary in the resource's words. */
+  docs: CustomMethodDocs
   /** Rules run after the body is validated and the organization pinned. */
   before?: ResourceHook[]
 }
@@ -40,7 +40,7 @@ export interface CustomMethod {
 /** PATCH /<path> without an id: a change of many records at once (e.g. the bulk activity completion). */
 export interface MultiPatch {
   data: Validator
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  docs: CustomMethodDocs
   before?: ResourceHook[]
 }
 
@@ -85,7 +85,7 @@ export interface TenantResourceOptions {
   after?: Partial<Record<WriteMethod, ResourceHook[]>>
   custom?: Record<string, CustomMethod>
   multiPatch?: MultiPatch
-  docs?: Pick<ServiceDocs, 'paths' | 'createContentType'>
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }
 
@@ -255,6 +255,8 @@ export interface TenantOperationOptions {
   service: any
   methods: readonly string[]
   description: string
+  /** One line for the OpenAPI document (default: the description's first sentence). */
+  summary?: string
   /** For the OpenAPI document: the result, and the body of create or the query of find. */
   schemas: { result?: TSchema; data?: TSchema; query?: TSchema }
   /** The query of find, or the body of create. */
@@ -278,7 +280,7 @@ export function tenantOperation(app: Application, options: TenantOperationOption
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-operation',
-    docs: { description: options.description, paths: options.docs?.paths, schemas: options.schemas }
+    docs: { description: options.description, summary: options.summary, paths: options.docs?.paths, schemas: options.schemas }
   } as any)
   const scope = scopeToTenant({ roles: options.roles })
   app.service(path).hooks({
