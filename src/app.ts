@@ -15,6 +15,7 @@ import { openApi } from './openapi.js'
 import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
+import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
@@ -78,6 +79,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(mcpEndpoint(app))
 
   await database(app)
+  app.configure(outbox)
   app.configure(rateLimiting)
   app.configure(rest())
   app.configure(socketTransport)
