@@ -41,7 +41,7 @@ const text = (value: unknown) => [{ type: 'text' as const, text: JSON.stringify(
  * authentication, the rate limit, tenant scope, validation and hooks apply as over HTTP. Every
  * error comes back as a tool error carrying the API's error body (field messages included).
  */
-export async function callTool(app: Application, session: McpSession, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+async function callTool(app: Application, session: McpSession, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   if (!(name in MCP_TOOLS)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
   if (!session.tools.includes(name)) {
     const refused = new BadRequest('Tool not enabled', { errors: { tool: 'is not enabled for this assistant' } })

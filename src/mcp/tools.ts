@@ -3,7 +3,7 @@ import type { Params } from '@feathersjs/feathers'
 import { RecordId } from '../schemas.js'
 import { fieldError } from '../hooks/errors.js'
 import { ASSISTANT_TOOLS, withoutId } from '../services/ai-assistant-tools/tools.js'
-import type { AssistantTool, ToolKey } from '../services/ai-assistant-tools/tools.js'
+import type { AssistantTool } from '../services/ai-assistant-tools/tools.js'
 import { activityDataSchema } from '../services/activities/activities.schema.js'
 import { contactDataSchema, contactSearchSchema } from '../services/contacts/contacts.schema.js'
 import { dealQuerySchema } from '../services/deals/deals.schema.js'
@@ -63,8 +63,6 @@ export const CRM_TOOLS: Record<string, AssistantTool> = {
     }
   }
 }
-
-export type McpToolName = ToolKey | keyof typeof CRM_TOOLS
 
 /** Every tool the MCP server offers: the assistant reservation tools, then the CRM tools. */
 export const MCP_TOOLS: Record<string, AssistantTool> = { ...ASSISTANT_TOOLS, ...CRM_TOOLS }

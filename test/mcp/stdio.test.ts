@@ -35,7 +35,8 @@ describe('npm run mcp', () => {
     let stderr = ''
     transport.stderr?.on('data', (chunk) => (stderr += chunk))
     const client = new Client({ name: 'desktop', version: '1.0.0' })
-    await client.connect(transport)
+    // A loaded machine takes a while to start the child (tsx, migrations): more than the SDK's 60 s default.
+    await client.connect(transport, { timeout: 150_000 })
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['get_available_slots', 'create_reservation', 'search_contacts', 'send_conversation_message']))
     expect(tools).toHaveLength(11)
@@ -62,7 +63,7 @@ describe('npm run mcp', () => {
       poll()
     })
     expect(gone).toBe(true)
-  }, 120_000)
+  }, 240_000)
 
   it('when MCP_API_KEY is not a valid key, then the process says so on stderr in one line and exits 1', async () => {
     const refused = run('npm', ['run', 'mcp'], { ...env, MCP_API_KEY: 'crm_wrong_key' })
@@ -70,5 +71,5 @@ describe('npm run mcp', () => {
     const said = refused.output().stderr.split('\n').filter((line) => line.trim() && !/^npm (warn|error)|^>/.test(line.trim()))
     expect(said).toEqual([expect.stringContaining('MCP_API_KEY')])
     expect(refused.output().stdout.split('\n').filter((line) => line.trim() && !line.startsWith('>'))).toEqual([])
-  }, 60_000)
+  }, 150_000)
 })

@@ -29,7 +29,7 @@ describe('PUBLIC_URL', () => {
 
     const port = await freePort()
     npm(['start'], { PORT: String(port) })
-    await waitForHealth(port)
+    await waitForHealth(port, 150_000)
 
     const signing = await fetch(`http://127.0.0.1:${port}/storage-url-signing`, {
       method: 'POST',
@@ -47,5 +47,5 @@ describe('PUBLIC_URL', () => {
     const stored = await fetch(signed.public_url)
     expect(stored.status).toBe(200)
     expect(Buffer.from(await stored.arrayBuffer()).equals(PNG)).toBe(true)
-  }, 120_000)
+  }, 240_000)
 })
