@@ -95,7 +95,7 @@ describe('the MCP server at /mcp', () => {
     expect(after.map((slot: any) => slot.start_datetime)).not.toContain(free[0].start_datetime)
   })
 
-  it('when arguments are invalid, then a tool error with the field messages (no protocol error), and nothing is written', async () => {
+  it('when arguments are invalid, then a tool error with the field messages (no protocol error), and nothing is written; an unknown tool is a protocol error', async () => {
     const before = await t.db('contacts').where({ organization_id: acme.organization.id }).count({ n: '*' }).first()
     const result = await client.callTool({ name: 'create_contact', arguments: { first_name: 'Eve', email: 'not-an-e-mail', shoe_size: 44 } })
     expect(result.isError).toBe(true)
@@ -108,6 +108,9 @@ describe('the MCP server at /mcp', () => {
     const unbookable = await client.callTool({ name: 'create_reservation', arguments: { contact_id: carmen.id } })
     expect(unbookable.isError).toBe(true)
     expect(answer(unbookable).errors).toHaveProperty('service_id')
+
+    await expect(client.callTool({ name: 'drop_everything', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: drop_everything/)
+    expect((await client.listTools()).tools).toHaveLength(11)
   })
 
   it('when a tool names a record of another organization, then it stays out of reach: 404 by id, 403 by organization_id, 400 by reference', async () => {
