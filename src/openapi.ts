@@ -14,7 +14,9 @@ export interface CustomMethodDocs {
   summary?: string
   description?: string
   /** Called on one record (POST /<path>/:id with X-Service-Method) rather than on the collection. */
-  onRecord?: boolean
+  byId?: boolean
+  /** Its success status when not 200. */
+  status?: number
 }
 
 /** What a service registration declares about itself for the OpenAPI document. */
@@ -305,16 +307,16 @@ function serviceOperations(app: Application, location: string, options: any, com
     const spec: Partial<CustomMethodDocs> = custom[method] ?? {}
     // OpenAPI allows one POST per path; a custom method is listed under a fragment of its path
     // (a client sending to it sends to the path itself: fragments never leave the client).
-    add(`${spec.onRecord ? item : base}#${method}`, 'post', {
+    add(`${spec.byId ? item : base}#${method}`, 'post', {
       ...common(method),
-      summary: spec.summary ?? `${capitalized(words(method).replace(/-/g, ' '))} ${spec.onRecord ? `${article(one)} ${one}` : many}`,
-      description: [spec.description, `POST ${spec.onRecord ? item : base} with the header X-Service-Method: ${method}.`].filter(Boolean).join(' '),
+      summary: spec.summary ?? `${capitalized(words(method).replace(/-/g, ' '))} ${spec.byId ? `${article(one)} ${one}` : many}`,
+      description: [spec.description, `POST ${spec.byId ? item : base} with the header X-Service-Method: ${method}.`].filter(Boolean).join(' '),
       parameters: [
-        ...(spec.onRecord ? idParams : routeParams),
+        ...(spec.byId ? idParams : routeParams),
         { name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] }, example: method, description: 'selects the custom method' }
       ],
       requestBody: spec.data ? { required: true, ...json(collectSchema(components, spec.data)) } : undefined,
-      responses: { 200: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) } }
+      responses: { [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) } }
     })
   }
   if (methods.includes('get')) {

@@ -28,8 +28,13 @@ describe('PUBLIC_URL', () => {
     const key = /API key:\s+(crm_\S+)/.exec(seed.output().stdout)![1]
 
     const port = await freePort()
-    npm(['start'], { PORT: String(port) })
+    const server = npm(['start'], { PORT: String(port) })
     await waitForHealth(port, 150_000)
+    // A failed request says why, with what the server printed.
+    const fetch = (url: string, init?: RequestInit) =>
+      globalThis.fetch(url, init).catch((error) => {
+        throw new Error(`${init?.method ?? 'GET'} ${url}: ${error.cause ?? error}\n${server.output().stderr}`)
+      })
 
     const signing = await fetch(`http://127.0.0.1:${port}/storage-url-signing`, {
       method: 'POST',
