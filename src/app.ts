@@ -12,6 +12,7 @@ import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
+import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
@@ -75,6 +76,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(getBodyQuery())
   app.use(rejectNulCharacters())
   openApi(app)
+  app.use(mcpEndpoint(app))
 
   await database(app)
   app.configure(outbox)

@@ -21,7 +21,7 @@ import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
 import type { CustomFieldFilter } from './record-service.js'
 import { attachRelations } from './joins.js'
 import type { JoinSpec } from './joins.js'
-import type { ServiceDocs } from '../openapi.js'
+import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
 type WriteMethod = 'create' | 'patch' | 'remove'
@@ -34,8 +34,8 @@ export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Pr
 export interface CustomMethod {
   /** Validator of the body; the method's data. */
   data: Validator
-  /** For the OpenAPI document. */
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  /** For the OpenAPI document: the body, the answer, and a summary in the resource's words. */
+  docs: CustomMethodDocs
   /** Rules run after the body is validated and the organization pinned. */
   before?: ResourceHook[]
   /** The method only reads (a search): an API key with the scope 'read' may call it. */
@@ -45,7 +45,7 @@ export interface CustomMethod {
 /** PATCH /<path> without an id: a change of many records at once (e.g. the bulk activity completion). */
 export interface MultiPatch {
   data: Validator
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  docs: CustomMethodDocs
   before?: ResourceHook[]
 }
 
@@ -91,7 +91,7 @@ export interface TenantResourceOptions {
   after?: Partial<Record<string, ResourceHook[]>>
   custom?: Record<string, CustomMethod>
   multiPatch?: MultiPatch
-  docs?: Pick<ServiceDocs, 'paths' | 'createContentType'>
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }
 
@@ -409,6 +409,8 @@ export interface TenantOperationOptions {
   service: any
   methods: readonly string[]
   description: string
+  /** One line for the OpenAPI document (default: the description's first sentence). */
+  summary?: string
   /** For the OpenAPI document: the result, and the body of create or the query of find. */
   schemas: { result?: TSchema; data?: TSchema; query?: TSchema }
   /** The query of find, or the body of create. */
@@ -432,7 +434,7 @@ export function tenantOperation(app: Application, options: TenantOperationOption
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-operation',
-    docs: { description: options.description, paths: options.docs?.paths, schemas: options.schemas }
+    docs: { description: options.description, summary: options.summary, paths: options.docs?.paths, schemas: options.schemas }
   } as any)
   const scope = scopeToTenant({ roles: options.roles })
   app.service(path).hooks({
