@@ -9,8 +9,12 @@ import type { Application } from './declarations.js'
 /** What a service registration declares about itself for the OpenAPI document. */
 export interface ServiceDocs {
   description?: string
-  /** result, data, patch and query schemas, and one {data, result} pair per custom method. */
-  schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string }>
+  /**
+   * result, data, patch and query schemas, and one {data, result} pair per custom method (status:
+   * its success code when not 200; patch: it is also reached by PATCH /<path> with the header).
+   * createMany: create also takes an array of up to maxItems records (batch writes).
+   */
+  schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string; status?: number; patch?: boolean } | { maxItems: number }>
   /** Replaces the generated operations of a path, for services that are not plain CRUD. */
   paths?: Record<string, unknown>
   /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
@@ -73,6 +77,12 @@ function queryParameters(query: any, defaultLimit: number) {
   })
 }
 
+/** The create body: one record, or also an array of them (createMany: {maxItems}) where the service takes batches. */
+function createBody(components: Record<string, unknown>, data: TSchema, createMany?: { maxItems: number }) {
+  const one = collectSchema(components, data)
+  return createMany ? { oneOf: [one, { type: 'array', items: one, minItems: 1, maxItems: createMany.maxItems }] } : one
+}
+
 /** POST /authentication (the Feathers authentication service): log in for a JWT. */
 const authenticationPath = {
   post: {
@@ -122,7 +132,7 @@ export function openApiDocument(app: Application) {
       Object.assign(paths, docs.paths)
       continue
     }
-    const { result, data, patch, query, ...custom } = docs.schemas as Record<string, any>
+    const { result, data, patch, query, createMany, ...custom } = docs.schemas as Record<string, any>
     const resultRef = result ? collectSchema(components, result) : {}
     const collection: Record<string, any> = {}
     const item: Record<string, any> = {}
@@ -137,9 +147,13 @@ export function openApiDocument(app: Application) {
     }
     if (methods.includes('create')) {
       collection.post = {
-        tags: [tag], summary: `Create one of ${location}`,
-        requestBody: data ? { content: { [docs.createContentType ?? 'application/json']: { schema: collectSchema(components, data) } } } : undefined,
-        responses: { 201: { description: 'Created', ...json(resultRef) }, ...errorResponses }
+        tags: [tag], summary: createMany ? `Create one of ${location}, or 1..100 at once (all or none)` : `Create one of ${location}`,
+        description: createMany ? 'An array body creates every record or none; errors of invalid records are keyed by index (errors["3"].email).' : undefined,
+        requestBody: data ? { content: { [docs.createContentType ?? 'application/json']: { schema: createBody(components, data, createMany) } } } : undefined,
+        responses: {
+          201: { description: createMany ? 'Created: the record, or the array of records in input order' : 'Created', ...json(createMany ? { oneOf: [resultRef, { type: 'array', items: resultRef }] } : resultRef) },
+          ...errorResponses
+        }
       }
     }
     // A service allowing multi patch documents its PATCH /<path> (no id) as schemas.multiPatch.
@@ -155,14 +169,18 @@ export function openApiDocument(app: Application) {
       const spec = custom[method] ?? {}
       const operation = {
         tags: [tag],
-        summary: `${method} (POST /${location} with header X-Service-Method: ${method})`,
+        summary: `${method} (${spec.patch ? 'PATCH or POST' : 'POST'} /${location} with header X-Service-Method: ${method})`,
         description: spec.description,
         parameters: [{ name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] } }],
         requestBody: spec.data ? json(collectSchema(components, spec.data)) : undefined,
-        responses: { 200: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : {}) }, ...errorResponses }
+        responses: {
+          [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : {}) },
+          ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed', ...json(errorRef) } } : {}),
+          ...errorResponses
+        }
       }
       // OpenAPI allows one POST per path; custom methods are listed under a fragment of the path.
-      paths[`/${location}#${method}`] = { post: operation }
+      paths[`/${location}#${method}`] = spec.patch ? { post: operation, patch: operation } : { post: operation }
     }
     if (methods.includes('get')) {
       item.get = { tags: [tag], summary: `Get one of ${location}`, parameters: idParam, responses: { 200: { description: 'The record', ...json(resultRef) }, 404: { description: 'Not found in your organizations', ...json(errorRef) }, ...errorResponses } }

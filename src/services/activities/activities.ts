@@ -2,6 +2,7 @@ import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { secondsOf } from '../../schemas.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
 import { ActivityService, LIST_JOINS, SINGLE_JOINS, getOptions } from './activities.class.js'
@@ -106,6 +107,7 @@ export const activity = (app: Application) =>
     },
     joins: { flag: 'fastJoinForActivityList', list: LIST_JOINS, record: SINGLE_JOINS },
     rules: { create: activityRules, patch: activityRules },
+    batch: { upsertKeys: { external_id: byExternalId } },
     after: { create: [geocodeAfterWrite], patch: [geocodeAfterWrite] },
     multiPatch: {
       data: activityCompletionValidator,

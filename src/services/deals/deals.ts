@@ -1,6 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from './money.js'
 import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
@@ -67,6 +68,7 @@ export const deal = (app: Application) =>
       owned_by_user_id: { table: 'member' }
     },
     customFields: { entity: 'deal', by: 'name' },
+    batch: { upsertKeys: { external_id: byExternalId } },
     joins: { flag: 'fastJoinForDealsList', list: LIST_JOINS, record: RECORD_JOINS },
     rules: {
       create: [checkAmounts(dealAmountRules), verifyStageOfPipeline, stampOutcomeDates],
