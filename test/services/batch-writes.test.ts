@@ -137,6 +137,25 @@ describe('batch writes', () => {
       expect(refused.body.errors['1'].product_id).toBeTruthy()
     })
 
+    it('when 10 or 100 deals on one stage and activities of one custom type are created, then the statements do not grow with the batch', async () => {
+      const board = await createPipeline(t, acme)
+      const demo = await post(acme, '/activity-types', { name: 'Demo' })
+      expect(demo.status, JSON.stringify(demo.body)).toBe(201)
+      const deals = (n: number) => Array.from({ length: n }, (_v, i) => ({
+        name: `Deal ${i}`, amount: i, currency: 'EUR', status: i % 2 ? 'won' : 'open', pipeline_id: board.pipeline.id, pipeline_stage_id: board.stages[1].id
+      }))
+      const activities = (n: number) => Array.from({ length: n }, (_v, i) => ({ subject: `Demo ${i}`, activity_type: i % 2 ? 'demo' : 'Demo' }))
+      for (const [path, make] of [['/deals', deals], ['/activities', activities]] as const) {
+        const ten = await countQueries(t.db, () => post(acme, path, make(10)))
+        const hundred = await countQueries(t.db, () => post(acme, path, make(100)))
+        expect(hundred.result.status, JSON.stringify(hundred.result.body).slice(0, 300)).toBe(201)
+        expect(hundred.count, path).toBe(ten.count)
+      }
+      const won = (await t.db('deals').where({ organization_id: acme.organization.id, name: 'Deal 1' }).whereNull('deleted_at'))
+      expect(won.every((deal: any) => deal.won_date !== null)).toBe(true)
+      expect((await t.db('activities').where({ organization_id: acme.organization.id, subject: 'Demo 3' })).map((a: any) => a.activity_type_id)).toEqual([demo.body.id, demo.body.id])
+    })
+
     it('when activities and companies are created in a batch, then they are stored like single creates', async () => {
       const activities = await post(acme, '/activities', [
         { subject: 'Call', activity_type: 'call', start_date: '2026-12-01' },

@@ -2,6 +2,7 @@ import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { byExternalId } from '../batch-writes.js'
+import { oncePerCall } from '../../hooks/per-call.js'
 import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from './money.js'
 import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
@@ -19,14 +20,14 @@ const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
   const data = context.data as Record<string, any>
   if (data.pipeline_id === undefined && data.pipeline_stage_id === undefined) return context
   const stored = context.method === 'patch' ? await loadBefore(context) : {}
-  const stage = await context.app.get('knex')('pipeline_stages')
-    .first('id')
-    .where({
-      organization_id: await targetOrganization(context),
-      id: data.pipeline_stage_id ?? stored.pipeline_stage_id,
-      pipeline_id: data.pipeline_id ?? stored.pipeline_id
-    })
-    .whereNull('deleted_at')
+  const where = {
+    organization_id: await targetOrganization(context),
+    id: data.pipeline_stage_id ?? stored.pipeline_stage_id,
+    pipeline_id: data.pipeline_id ?? stored.pipeline_id
+  }
+  // Once per call and stage: the deals of a batch mostly share a few.
+  const stage = await oncePerCall(context, `stage:${where.organization_id}:${where.id}:${where.pipeline_id}`, async () =>
+    context.app.get('knex')('pipeline_stages').first('id').where(where).whereNull('deleted_at'))
   if (!stage) throw new BadRequest('Invalid reference', { errors: { pipeline_stage_id: "must be a stage of the deal's pipeline" } })
   return context
 }
