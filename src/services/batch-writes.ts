@@ -192,8 +192,10 @@ async function prepareRecords(
     const checked = contexts.filter((_sub, index) => valid[index])
     const found = await referenceErrors(context, chains.references, organizationId, checked.map((sub) => sub.data as Record<string, unknown>))
     checked.forEach((sub, position) => {
+      if (!found[position]) return
       const index = contexts.indexOf(sub)
-      if (found[position]) (errors[index] = { ...errors[index], ...found[position] }) && (valid[index] = false)
+      errors[index] = found[position]
+      valid[index] = false
     })
   }
   const rules = (method === 'create' ? chains.rules.create : chains.rules.patch) ?? []
