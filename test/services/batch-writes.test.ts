@@ -28,6 +28,11 @@ describe('batch writes', () => {
     t.http()[verb](path).set(tenant.key).set('X-Service-Method', name).send(body as object)
   const liveContacts = (tenant: Tenant, where: Record<string, unknown> = {}) =>
     t.db('contacts').where({ organization_id: tenant.organization.id, ...where }).whereNull('deleted_at')
+  /**
+   * The statements of a batch call, without the ones that do not depend on it: authentication
+   * refreshes an API key's last_used_at once a minute, and background work (the outbox) polls.
+   */
+  const writes = (sql: string[]) => sql.filter((statement) => !/"api_keys"|outbox/.test(statement))
   /** The events a service emits while fn runs. */
   async function eventsOf(path: string, names: string[], fn: () => Promise<unknown>) {
     const heard: { event: string; id: number }[] = []
@@ -113,8 +118,8 @@ describe('batch writes', () => {
       expect(ten.result.status).toBe(201)
       expect(hundred.result.status, JSON.stringify(hundred.result.body).slice(0, 300)).toBe(201)
       expect(hundred.result.body).toHaveLength(100)
-      expect(hundred.count).toBe(ten.count)
-      expect(hundred.count).toBeLessThanOrEqual(8)
+      expect(writes(hundred.sql).length).toBe(writes(ten.sql).length)
+      expect(writes(hundred.sql).length).toBeLessThanOrEqual(8)
     })
 
     it('when deal products are created in a batch, then each line is priced from its product, in input order', async () => {
@@ -149,7 +154,7 @@ describe('batch writes', () => {
         const ten = await countQueries(t.db, () => post(acme, path, make(10)))
         const hundred = await countQueries(t.db, () => post(acme, path, make(100)))
         expect(hundred.result.status, JSON.stringify(hundred.result.body).slice(0, 300)).toBe(201)
-        expect(hundred.count, path).toBe(ten.count)
+        expect(writes(hundred.sql).length, path).toBe(writes(ten.sql).length)
       }
       const won = (await t.db('deals').where({ organization_id: acme.organization.id, name: 'Deal 1' }).whereNull('deleted_at'))
       expect(won.every((deal: any) => deal.won_date !== null)).toBe(true)
@@ -294,9 +299,9 @@ describe('batch writes', () => {
       const hundred = await countQueries(t.db, () => method(acme, 'post', '/contacts', 'upsert', { idProperty: 'email', records: records(100, 'hundred') }))
       expect(hundred.result.status, JSON.stringify(hundred.result.body).slice(0, 300)).toBe(201)
       expect(hundred.result.body).toMatchObject({ created: 50, updated: 50 })
-      expect(hundred.count).toBe(ten.count)
-      expect(hundred.count).toBeLessThanOrEqual(8)
-      expect(hundred.sql.filter((sql) => /insert into/i.test(sql))).toHaveLength(1)
+      expect(writes(hundred.sql).length).toBe(writes(ten.sql).length)
+      expect(writes(hundred.sql).length).toBeLessThanOrEqual(8)
+      expect(writes(hundred.sql).filter((sql) => /insert into/i.test(sql))).toHaveLength(1)
     })
 
     it('when the same new key is upserted by 6 parallel requests, then exactly one record has it', async () => {
