@@ -65,6 +65,8 @@ interface Scenario {
   server: ServerName
   /** p99 target in ms, where the issue sets one. */
   p99TargetMs?: number
+  /** Records each request writes, where scenarios compare writes per record (B-single, B-batch). */
+  records?: number
   request: (f: Fixtures) => BenchRequest
 }
 
@@ -154,6 +156,14 @@ const SCENARIOS: Scenario[] = [
     })
   },
   {
+    id: 'B-single', title: 'POST /contacts, one contact per request', server: 'service', records: 1,
+    request: (f) => ({ method: 'POST', path: '/contacts', headers: key(f), body: benchContact(f) })
+  },
+  {
+    id: 'B-batch', title: 'POST /contacts, an array of 100 contacts per request', server: 'service', records: 100,
+    request: (f) => ({ method: 'POST', path: '/contacts', headers: key(f), body: Array.from({ length: 100 }, () => benchContact(f)) })
+  },
+  {
     id: 'L-on', title: 'GET /companies/:id, rate limiter on', server: 'service',
     request: (f) => ({ method: 'GET', path: `/companies/${randomOf(f.companyIds)}`, headers: key(f) })
   },
@@ -164,6 +174,11 @@ const SCENARIOS: Scenario[] = [
 ]
 
 const key = (f: Fixtures) => ({ 'x-api-key': f.seed.large.apiKey })
+/** A contact as an import sends it: names, a unique e-mail, a company of the organization. */
+const benchContact = (f: Fixtures) => {
+  const n = crypto.randomInt(1_000_000_000)
+  return { first_name: 'Bench', last_name: `Imported ${n}`, email: `bench.imported.${n}@example.com`, company_id: randomOf(f.companyIds) }
+}
 const unique = <T>(value: T, index: number, all: T[]) => all.indexOf(value) === index
 const addDays = (date: string, days: number) => new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10)
 
@@ -184,6 +199,8 @@ interface Row {
   rounds?: number
   /** The service's peak RSS once this scenario had run. */
   rssMb?: number
+  /** Records written per request (write scenarios compared per record). */
+  records?: number
 }
 
 async function main() {
@@ -210,7 +227,9 @@ async function main() {
       RATE_LIMIT_POINTS: '100000000',
       RATE_LIMIT_WINDOW_S: '10',
       // With Redis, a fresh key space per run, so no earlier run's log counts.
-      RATE_LIMIT_PREFIX: `crm-bench:${crypto.randomUUID()}:`
+      RATE_LIMIT_PREFIX: `crm-bench:${crypto.randomUUID()}:`,
+      // The batch record budget too: B-batch writes thousands of records a second.
+      BATCH_RECORDS_PER_HOUR: '1000000000'
     }
     fs.mkdirSync(RESULTS, { recursive: true })
     const needs = new Set(scenarios.map((s) => s.server))
@@ -331,7 +350,7 @@ async function loadFixtures(db: Knex): Promise<Fixtures> {
 }
 
 /** Scenarios compared with each other (service and baseline, limiter on and off) alternate A B B A, so drift hits both. */
-const PAIRS = [['1', '1b'], ['L-on', 'L-off']]
+const PAIRS = [['1', '1b'], ['L-on', 'L-off'], ['B-single', 'B-batch']]
 
 async function runAll(scenarios: Scenario[], servers: Partial<Record<ServerName, Server>>, fixtures: Fixtures) {
   const results = new Map<string, Row>()
@@ -361,7 +380,7 @@ const warmed = new Set<Server>()
  * per second averaged, the worse p50 and p99 kept.
  */
 async function runScenario(scenario: Scenario, server: Server, fixtures: Fixtures, previous?: Row): Promise<Row> {
-  const base = { id: scenario.id, title: scenario.title, server: scenario.server, p99TargetMs: scenario.p99TargetMs }
+  const base = { id: scenario.id, title: scenario.title, server: scenario.server, p99TargetMs: scenario.p99TargetMs, records: scenario.records }
   if (previous && !previous.ran) return previous
   if (!previous) {
     const probe = await send(server.url, scenario.request(fixtures)).catch((error: Error) => ({ status: 0, body: error.message }))
@@ -431,6 +450,7 @@ function buildReport(
   const byId = new Map(rows.map((row) => [row.id, row]))
   const ratio = ratioOf(byId.get('1'), byId.get('1b'))
   const limiterCost = ratioOf(byId.get('L-on'), byId.get('L-off'))
+  const batchGain = perRecordRatio(byId.get('B-batch'), byId.get('B-single'))
   const fmt = (n: number | undefined, digits = 0) => (n === undefined ? '' : n.toFixed(digits))
 
   const lines = [
@@ -454,8 +474,9 @@ function buildReport(
   if (paired.length) lines.push(`${paired.join(', ')}: two rounds each in A B B A order; req/s is their mean, p50 and p99 the worse round.`)
   lines.push(`Service peak RSS (VmHWM): ${peakRssMb ?? 'n/a'} MB${limiterOffRssMb ? `; the instance without rate limiter: ${limiterOffRssMb} MB` : ''}.`)
   if (limiterCost !== undefined) lines.push(`Rate limiter cost on GET /companies/:id: ${fmt((1 - limiterCost) * 100, 1)} % of throughput.`)
+  for (const row of rows.filter((r) => r.ran && r.records)) lines.push(`${row.id}: ${(row.reqPerSec! * row.records!).toLocaleString('en')} contacts created per second.`)
 
-  const targets = evaluateTargets(rows, ratio, limiterCost, peakRssMb)
+  const targets = evaluateTargets(rows, ratio, limiterCost, peakRssMb, batchGain)
   lines.push('', '| Target | Measured | Met |', '|---|---|---|')
   for (const t of targets) lines.push(`| ${t.target} | ${t.measured} | ${t.met === undefined ? 'not measured' : t.met ? 'yes' : 'NO'} |`)
 
@@ -475,6 +496,7 @@ function buildReport(
     scenarios: rows,
     ratioToBaseline: ratio,
     rateLimiterCost: limiterCost === undefined ? undefined : 1 - limiterCost,
+    batchCreatePerRecordGain: batchGain,
     peakRssMb, limiterOffRssMb,
     targets,
     explain: findings
@@ -483,8 +505,10 @@ function buildReport(
 }
 
 const ratioOf = (a?: Row, b?: Row) => (a?.reqPerSec && b?.reqPerSec ? a.reqPerSec / b.reqPerSec : undefined)
+/** How many times more records per second a writes than b. */
+const perRecordRatio = (a?: Row, b?: Row) => (a?.reqPerSec && b?.reqPerSec ? (a.reqPerSec * a.records!) / (b.reqPerSec * b.records!) : undefined)
 
-function evaluateTargets(rows: Row[], ratio: number | undefined, limiterCost: number | undefined, peakRssMb: number | undefined) {
+function evaluateTargets(rows: Row[], ratio: number | undefined, limiterCost: number | undefined, peakRssMb: number | undefined, batchGain?: number) {
   const targets: { target: string; measured: string; met?: boolean }[] = []
   targets.push({
     target: 'GET /contacts/:id >= 50 % of the baseline',
@@ -506,6 +530,11 @@ function evaluateTargets(rows: Row[], ratio: number | undefined, limiterCost: nu
     target: 'rate limiter costs < 10 % on GET /companies/:id',
     measured: limiterCost === undefined ? 'not run' : `${((1 - limiterCost) * 100).toFixed(1)} %`,
     met: limiterCost === undefined ? undefined : 1 - limiterCost < 0.1
+  })
+  targets.push({
+    target: 'batch create of 100 contacts >= 20x faster per record than single creates',
+    measured: batchGain === undefined ? 'not run' : `${batchGain.toFixed(1)}x`,
+    met: batchGain === undefined ? undefined : batchGain >= 20
   })
   return targets
 }

@@ -25,6 +25,8 @@ export const configurationSchema = Type.Intersect([
     rateLimitWindowS: Type.Integer({ minimum: 1 }),
     /** Prefix of the limiter's Redis keys: distinct per deployment sharing one Redis. */
     rateLimitPrefix: Type.String(),
+    /** Records written by batch requests (creates, upserts, updates, deletes) per organization per hour. */
+    batchRecordsPerHour: Type.Integer({ minimum: 1 }),
     eventsChannel: Type.String(),
     /** Failed logins per e-mail and per client address per window. */
     loginRateLimitPoints: Type.Integer({ minimum: 1 }),

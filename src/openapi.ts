@@ -17,6 +17,8 @@ export interface CustomMethodDocs {
   byId?: boolean
   /** Its success status when not 200. */
   status?: number
+  /** Also reached by PATCH /<path> with the header (batch update and delete). */
+  patch?: boolean
 }
 
 /** What a service registration declares about itself for the OpenAPI document. */
@@ -30,8 +32,11 @@ export interface ServiceDocs {
   public?: boolean
   /** The path parameter of get/patch/remove when it is not the integer id (e.g. a slug). */
   id?: { name: string; schema: Record<string, unknown>; description?: string }
-  /** result, data, patch and query schemas, and one CustomMethodDocs per custom method (multiPatch for PATCH without id). */
-  schemas: Record<string, TSchema | CustomMethodDocs>
+  /**
+   * result, data, patch and query schemas, and one CustomMethodDocs per custom method (multiPatch for
+   * PATCH without id); createMany: create also takes an array of up to maxItems records (batch writes).
+   */
+  schemas: Record<string, TSchema | CustomMethodDocs | { maxItems: number }>
   /** Adds hand-written operations (completed with the standard error answers and examples like the generated ones). */
   paths?: Record<string, unknown>
   /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
@@ -292,7 +297,7 @@ const answersItself = (result: any) => plain(result)?.properties?.data?.type ===
 /** The operations of one registered service: CRUD by its methods, one per custom method, all derived from its schemas. */
 function serviceOperations(app: Application, location: string, options: any, components: Record<string, unknown>) {
   const docs: ServiceDocs = options.docs
-  const { result, data, patch, query, multiPatch, ...custom } = docs.schemas as Record<string, any>
+  const { result, data, patch, query, multiPatch, createMany, ...custom } = docs.schemas as Record<string, any>
   const methods: string[] = options.methods ?? []
   const tag = location
   const { one, many } = nounsOf(docs, location)
@@ -332,10 +337,17 @@ function serviceOperations(app: Application, location: string, options: any, com
   }
   if (methods.includes('create')) {
     add(base, 'post', {
-      ...common('create'), summary: isOperation ? operationSummary : `Create ${article(one)} ${one}`, description: docs.description,
+      ...common('create'),
+      summary: isOperation ? operationSummary : createMany ? `Create ${article(one)} ${one}, or up to ${createMany.maxItems} at once` : `Create ${article(one)} ${one}`,
+      description: [docs.description, createMany ? 'An array body creates every record or none; the errors of invalid records are keyed by index (errors["3"].email).' : undefined].filter(Boolean).join(' ') || undefined,
       parameters: routeParams,
-      requestBody: data ? { required: true, content: { [docs.createContentType ?? 'application/json']: { schema: collectSchema(components, data) } } } : undefined,
-      responses: { 201: { description: isOperation ? 'Done' : `The new ${one}`, ...json(resultRef) } }
+      requestBody: data ? { required: true, content: { [docs.createContentType ?? 'application/json']: { schema: createBody(components, data, createMany) } } } : undefined,
+      responses: {
+        201: {
+          description: isOperation ? 'Done' : createMany ? `The new ${one}, or the new ${many} in input order` : `The new ${one}`,
+          ...json(createMany ? { oneOf: [resultRef, { type: 'array', items: resultRef }] } : resultRef)
+        }
+      }
     })
   }
   if (methods.includes('patch') && multiPatch) {
@@ -350,7 +362,7 @@ function serviceOperations(app: Application, location: string, options: any, com
     const spec: Partial<CustomMethodDocs> = custom[method] ?? {}
     // OpenAPI allows one POST per path; a custom method is listed under a fragment of its path
     // (a client sending to it sends to the path itself: fragments never leave the client).
-    add(`${spec.byId ? item : base}#${method}`, 'post', {
+    const operation = {
       ...common(method),
       summary: spec.summary ?? `${capitalized(words(method).replace(/-/g, ' '))} ${spec.byId ? `${article(one)} ${one}` : many}`,
       description: [spec.description, `POST ${spec.byId ? item : base} with the header X-Service-Method: ${method}.`].filter(Boolean).join(' '),
@@ -359,8 +371,14 @@ function serviceOperations(app: Application, location: string, options: any, com
         { name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] }, example: method, description: 'selects the custom method' }
       ],
       requestBody: spec.data ? { required: true, ...json(collectSchema(components, spec.data)) } : undefined,
-      responses: { [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) } }
-    })
+      responses: {
+        [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) },
+        ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed' } } : {})
+      }
+    }
+    add(`${spec.byId ? item : base}#${method}`, 'post', operation)
+    // Batch update and delete are also reached by PATCH /<path> with the header.
+    if (spec.patch) add(`${base}#${method}`, 'patch', { ...operation, operationId: `${operation.operationId}_patch` })
   }
   if (methods.includes('get')) {
     add(item, 'get', { ...common('get'), summary: `Get ${article(one)} ${one}`, parameters: idParams, responses: { 200: { description: `The ${one}`, ...json(resultRef) } } })
@@ -408,6 +426,13 @@ function completeOperation(pathKey: string, method: string, operation: any, comp
 
 // ---------------------------------------------------------------------------------------------
 // The routes that are not services
+
+
+/** The create body: one record, or also an array of them (createMany: {maxItems}) where the service takes batches. */
+function createBody(components: Record<string, unknown>, data: TSchema, createMany?: { maxItems: number }) {
+  const one = collectSchema(components, data)
+  return createMany ? { oneOf: [one, { type: 'array', items: one, minItems: 1, maxItems: createMany.maxItems }] } : one
+}
 
 /** POST /authentication (the Feathers authentication service): log in for a JWT. */
 const authenticationPath = {

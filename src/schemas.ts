@@ -18,6 +18,9 @@ export const softDeleteTimestamps = {
   deleted_at: Nullable(Timestamp)
 }
 
+/** A client-chosen id of a record (e.g. the id in the system it is imported from): unique per organization among live records. */
+export const ExternalId = Nullable(Type.String({ minLength: 1, maxLength: 200, description: "the client's own id of the record, unique per organization among live records" }))
+
 export const DecimalString = Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', description: 'exact decimal' })
 
 /** A calendar date without a time zone, e.g. a deal's expected close date or an activity's day. */

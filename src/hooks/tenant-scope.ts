@@ -73,9 +73,21 @@ export const scopeToTenant = (options: TenantScopeOptions = {}) => async (contex
   }
 
   const data = (context.data ??= {}) as Record<string, unknown>
-  if (Array.isArray(data)) throw new BadRequest('Send one record at a time')
+  if (Array.isArray(data)) {
+    pinRecords(caller, data, roles)
+    return context
+  }
   data.organization_id = resolveOrganization(caller, data.organization_id, roles)
   return context
+}
+
+/** A batch of records is written in one organization: the one its records name (all alike), or the API key's. */
+function pinRecords(caller: Caller, records: unknown[], roles: Role[] | undefined) {
+  const objects = records.filter((record): record is Record<string, unknown> => Boolean(record) && typeof record === 'object' && !Array.isArray(record))
+  const named = [...new Set(objects.map((record) => record.organization_id).filter((id) => id !== undefined && id !== null))]
+  if (named.length > 1) throw new BadRequest('Validation failed', { errors: { organization_id: 'must be the same for every record of a batch' } })
+  const organizationId = resolveOrganization(caller, named[0], roles)
+  for (const record of objects) record.organization_id = organizationId
 }
 
 /**

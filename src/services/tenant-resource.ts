@@ -22,6 +22,8 @@ import type { CustomFieldFilter } from './record-service.js'
 import { attachRelations } from './joins.js'
 import type { JoinSpec } from './joins.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
+import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
+import type { BatchDeclaration } from './batch-writes.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
 type WriteMethod = 'create' | 'patch' | 'remove'
@@ -91,6 +93,11 @@ export interface TenantResourceOptions {
   after?: Partial<Record<string, ResourceHook[]>>
   custom?: Record<string, CustomMethod>
   multiPatch?: MultiPatch
+  /**
+   * Batch writes (docs/bulk-and-sync.md): an array body on create, and the upsert, batch-update and
+   * batch-delete custom methods (list BATCH_METHODS among the methods), with the keys upsert matches by.
+   */
+  batch?: BatchDeclaration
   docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }
@@ -350,6 +357,18 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   const customDocs: Record<string, unknown> = {}
   for (const [name, method] of Object.entries(options.custom ?? {})) customDocs[name] = method.docs
   if (options.multiPatch) customDocs.multiPatch = options.multiPatch.docs
+  const batch = options.batch ? batchSchemas(path, options.batch, schemas.data, schemas.patch) : undefined
+  if (options.batch && batch) {
+    const missing = BATCH_METHODS.filter((method) => !options.methods.includes(method))
+    if (missing.length) throw new Error(`${path} declares batch writes but does not list the methods ${missing.join(', ')}`)
+    service.options.upsertKeys = options.batch.upsertKeys
+    service.options.multi = ['create']
+    const { docs } = batch
+    customDocs.upsert = { data: docs.upsert, result: docs.upsertResult, status: 201, description: `Creates or changes 1..${MAX_BATCH_RECORDS} records matched by idProperty (${Object.keys(options.batch.upsertKeys).join(', ')}); all or nothing.` }
+    customDocs['batch-update'] = { data: docs['batch-update'], result: docs.records, patch: true, description: 'Changes 1..100 records by id; all or nothing (404 naming the first id not found).' }
+    customDocs['batch-delete'] = { data: docs['batch-delete'], result: docs.records, patch: true, description: 'Deletes 1..100 records by id, as single deletes do; all or nothing (404 naming the first id not found).' }
+    customDocs.createMany = { maxItems: MAX_BATCH_RECORDS }
+  }
 
   app.use(path, service, {
     methods: [...options.methods],
@@ -357,7 +376,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
-    koa: options.koa,
+    koa: batch ? { before: [patchToBatchMethod, ...(options.koa?.before ?? [])] } : options.koa,
     docs: {
       description: options.description,
       ...options.docs,
@@ -366,21 +385,32 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     }
   } as any)
 
+  const chains = batch && {
+    validators: options.validators,
+    references: options.references,
+    rules,
+    customFields,
+    resolvers: { data: options.resolvers?.data, patch: options.resolvers?.patch },
+    after: options.after ?? {}
+  }
+  const batchWrites = chains && batch ? batchHooks(chains, batch.validators) : undefined
+  const createOne = writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data)
   const patchOne = writeChain(options.validators.patch, references, customFields, rules.patch, options.resolvers?.patch)
   const patchMany = options.multiPatch
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), oneRecordBody, scopeFor(options)],
+    all: [validateQueries(options, flags), bodyOf(Boolean(batchWrites)), scopeFor(options)],
     find: [...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []), ...(rules.find ?? [])],
     get: rules.get ?? [],
-    create: writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data),
+    create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
     remove: rules.remove ?? []
   }
   for (const [name, method] of Object.entries(options.custom ?? {})) {
     before[name] = [schemaHooks.validateData(method.data), ...(method.before ?? [])]
   }
+  if (batchWrites) Object.assign(before, batchWrites.before)
 
   const after: Record<string, ResourceHook[]> = {}
   if (options.joins) {
@@ -389,11 +419,16 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     after.get = [joins]
   }
   for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...(hooks ?? [])]
+  if (batchWrites) {
+    // A batch create runs the resource's after rules once per record written.
+    after.create = [async (context: HookContext) => runAll(Array.isArray(context.data) ? [batchWrites.afterCreateMany] : options.after?.create ?? [])(context)]
+    Object.assign(after, batchWrites.after)
+  }
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), selectFields, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+      all: [authenticationFor(options), selectFields, ...(batchWrites ? [emitBatchEvents] : []), resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
     },
     before: before as any,
     after: after as any
@@ -453,7 +488,9 @@ export function tenantOperation(app: Application, options: TenantOperationOption
  */
 function authenticationFor(options: TenantResourceOptions) {
   const { refuseApiKeys, tokenCalls } = options
-  const refuses = (method: string) => refuseApiKeys === true || (Array.isArray(refuseApiKeys) && refuseApiKeys.includes(method))
+  const batchOf: Record<string, string> = { upsert: 'create', 'batch-update': 'patch', 'batch-delete': 'remove' }
+  const refuses = (method: string) =>
+    refuseApiKeys === true || (Array.isArray(refuseApiKeys) && (refuseApiKeys.includes(method) || refuseApiKeys.includes(batchOf[method])))
   return async (context: HookContext, next: NextFunction) => {
     const { provider, authentication, caller } = context.params
     const anonymous = Boolean(provider && !authentication && !caller)
@@ -467,17 +504,21 @@ function authenticationFor(options: TenantResourceOptions) {
 
 /** The tenant scope with the resource's roles, or the token calls' own scope. */
 function scopeFor(options: TenantResourceOptions): ResourceHook {
-  const tenant = scopeToTenant({ roles: options.roles })
+  const tenant = scopeToTenant({ roles: options.batch ? batchRoles(options.roles) : options.roles })
   const { tokenCalls } = options
   return async (context) => (tokenCalls?.matches(context) ? tokenCalls.scope(context) : tenant(context))
 }
 
-/** A write takes one JSON object: an array, a string or a number is a 400 before anything else looks at it. */
-const oneRecordBody: ResourceHook = async (context) => {
+/**
+ * A write takes one JSON object: an array, a string or a number is a 400 before anything else
+ * looks at it. A resource with batch writes takes an array of 1..100 records on create too.
+ */
+const bodyOf = (batches: boolean): ResourceHook => async (context) => {
   if (['find', 'get', 'remove'].includes(context.method)) return
   const data = context.data
+  if (batches && context.method === 'create' && Array.isArray(data)) return checkSize(data.length)
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    throw new BadRequest('The body must be one JSON object: send one record at a time')
+    throw new BadRequest(batches ? 'The body must be one JSON object, or an array of records on create' : 'The body must be one JSON object: send one record at a time')
   }
 }
 

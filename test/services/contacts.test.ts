@@ -35,7 +35,7 @@ describe('contacts', () => {
         company_id: initech.id, owned_by_user_id: acme.user.id, created_by_user_id: acme.user.id,
         channel_whatsapp_wa_id: null, channel_instagram_user_id: null, system_type: 'contact', avatar_url: null,
         custom_fields_by_name: {},
-        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), updated_at: expect.any(String), deleted_at: null
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), updated_at: expect.any(String), external_id: null, deleted_at: null
       })
       const read = await t.http().get(`/contacts/${created.body.id}`).set(acme.key)
       expect(read.status).toBe(200)

@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps } from '../../schemas.js'
+import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
 const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
@@ -31,6 +31,7 @@ export const contactSchema = Type.Object(
     custom_fields_by_name: Type.Record(Type.String(), Type.Any(), { description: 'custom field name to value' }),
     company: Type.Optional(Nullable(CompanySummary)),
     owner: Type.Optional(Nullable(UserSummary)),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'Contact', additionalProperties: false }
@@ -58,6 +59,7 @@ const writable = {
   channel_whatsapp_wa_id: Type.Optional(contactSchema.properties.channel_whatsapp_wa_id),
   channel_instagram_user_id: Type.Optional(contactSchema.properties.channel_instagram_user_id),
   avatar_url: Type.Optional(contactSchema.properties.avatar_url),
+  external_id: Type.Optional(contactSchema.properties.external_id),
   custom_fields_by_name: Type.Optional(contactSchema.properties.custom_fields_by_name)
 }
 
@@ -84,7 +86,7 @@ export const contactPatchResolver = resolve<any, HookContext>({
 
 export const contactQuerySchema = Type.Object(
   {
-    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
+    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'external_id', 'created_at', 'updated_at'], {
       operators: { first_name: { $ilike: Type.String() }, last_name: { $ilike: Type.String() }, email: { $ilike: Type.String() } },
       sync: true,
       flags: { fastJoinForContactList: Type.Optional(Type.Boolean({ description: 'adds company {id, name} and owner {id, first_name, last_name}' })) }

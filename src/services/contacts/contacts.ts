@@ -1,6 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
@@ -66,6 +67,19 @@ export const contact = (app: Application) =>
     customFields: { entity: 'contact', by: 'name' },
     joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
     rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
+    batch: {
+      upsertKeys: {
+        email: { matches: (k) => `lower(t.email) = lower(${k})`, sent: (k) => `lower(${k})`, value: (row) => row.email, field: 'email' },
+        // Phone and country code as phone search compares them: '+44 2079460958'.
+        phone: {
+          matches: (k) => `t.phone_country_code = split_part(${k}, ' ', 1) AND t.phone_normalized = split_part(${k}, ' ', 2)`,
+          sent: (k) => k,
+          value: (row) => (row.phone_country_code && row.phone_normalized ? `${row.phone_country_code} ${row.phone_normalized}` : null),
+          field: 'phone'
+        },
+        external_id: byExternalId
+      }
+    },
     custom: {
       search: {
         data: contactSearchValidator,
