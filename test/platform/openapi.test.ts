@@ -153,7 +153,9 @@ async function create<P extends keyof paths>(base: string, key: string, path: P,
 }
 
 export async function createAda(base: string, key: string): Promise<{ id: number; name: string }> {
-  const contact = await create(base, key, '/contacts', { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' })
+  const created = await create(base, key, '/contacts', { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' })
+  // POST /contacts also takes an array (batch create): the answer is one contact or an array of them.
+  const contact = Array.isArray(created) ? created[0] : created
   const id: number = contact.id
   return { id, name: contact.first_name + ' ' + (contact.last_name ?? '') }
 }
