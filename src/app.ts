@@ -14,6 +14,7 @@ import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
+import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
@@ -76,6 +77,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   openApi(app)
 
   await database(app)
+  app.configure(outbox)
   app.configure(rateLimiting)
   app.configure(rest())
   app.configure(socketTransport)

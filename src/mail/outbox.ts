@@ -1,6 +1,8 @@
 import type { Knex } from 'knex'
+import { enqueueJob } from '../outbox/index.js'
+import type { OutboxJob } from '../outbox/index.js'
 
-/** A message as the code that causes it writes it: delivered later by the mail worker. */
+/** A message as the code that causes it writes it: delivered later by the outbox worker. */
 export interface OutgoingMail {
   /** What the message is about, e.g. 'invitation' (for the log and for operators). */
   kind: string
@@ -11,42 +13,20 @@ export interface OutgoingMail {
   html?: string
 }
 
-export type OutboxStatus = 'pending' | 'sending' | 'sent' | 'logged' | 'failed'
+export const MAIL_TOPIC = 'mail'
 
-export interface OutboxRow {
-  id: number
-  organization_id: number | null
-  kind: string
-  recipient: string
+export interface MailPayload {
+  to: string
   subject: string
-  text_body: string
-  html_body: string | null
-  status: OutboxStatus
-  attempts: number
-  next_attempt_at: Date
-  last_error: string | null
-  message_id: string | null
-  sent_at: Date | null
-  created_at: Date
-  updated_at: Date
+  text: string
+  html?: string
 }
-
-export const OUTBOX_TABLE = 'mail_outbox'
 
 /**
  * Writes a message to the outbox. Pass the transaction of the change that causes the message:
  * the message then exists exactly when the change does, and sending never slows or fails it.
  */
-export async function enqueueMail(trx: Knex | Knex.Transaction, mail: OutgoingMail): Promise<OutboxRow> {
-  const [row] = await trx(OUTBOX_TABLE)
-    .insert({
-      kind: mail.kind,
-      organization_id: mail.organizationId ?? null,
-      recipient: mail.to,
-      subject: mail.subject,
-      text_body: mail.text,
-      html_body: mail.html ?? null
-    })
-    .returning('*')
-  return row as OutboxRow
+export async function enqueueMail(trx: Knex | Knex.Transaction, mail: OutgoingMail): Promise<OutboxJob<MailPayload>> {
+  const { kind, organizationId, ...payload } = mail
+  return (await enqueueJob(trx, { topic: MAIL_TOPIC, kind, organizationId, payload: { ...payload } })) as OutboxJob<MailPayload>
 }

@@ -82,7 +82,7 @@ describe('organization invitations', () => {
     await mailbox.stop()
   })
 
-  const worker = () => t.app.get('mailWorker')
+  const worker = () => t.app.get('outbox')
   const invite = (tenant: Tenant, body: Record<string, unknown>, headers = tenant.key) =>
     t.http().post(INVITES).set(headers).send({ role: 'member', ...body })
   const accept = (id: number, body: Record<string, unknown>, headers: Record<string, string> = {}) =>

@@ -1,0 +1,173 @@
+import crypto from 'node:crypto'
+import pino from 'pino'
+import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { enqueueJob, enqueueJobs, OutboxWorker } from '../../src/outbox/index.js'
+import type { JobHandler, JobOutcome, OutboxJob } from '../../src/outbox/index.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+// Several workers on one database race only on a Postgres server; embedded Postgres has one connection.
+const server = Boolean(process.env.DATABASE_URL)
+
+describe('the transactional outbox (one worker for mail, channel messages and webhooks)', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startApp()
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  // Each test has a topic of its own: the application's worker and other test files never claim it.
+  const newTopic = () => `test-${crypto.randomUUID()}`
+  const workerFor = (handler: Partial<JobHandler> & Pick<JobHandler, 'topic' | 'run'>) =>
+    new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }) }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
+  const jobs = (topic: string) => t.db('outbox_jobs').where({ topic }).orderBy('id')
+
+  it('when jobs share an ordering key, then they run one at a time in the order written, a retried one holding back the ones after it; other keys go on meanwhile', async () => {
+    const topic = newTopic()
+    const runs: string[] = []
+    let failedOnce = false
+    const worker = workerFor({
+      topic,
+      retryBaseMs: 0,
+      async run(job): Promise<JobOutcome> {
+        runs.push(job.kind)
+        if (job.kind === 'a1' && !failedOnce) {
+          failedOnce = true
+          return { status: 'retry', error: 'receiver said 500' }
+        }
+        return { status: 'done' }
+      }
+    })
+    await enqueueJobs(t.db, [
+      { topic, kind: 'a1', payload: {}, orderingKey: 'a' },
+      { topic, kind: 'b1', payload: {}, orderingKey: 'b' },
+      { topic, kind: 'a2', payload: {}, orderingKey: 'a' },
+      { topic, kind: 'a3', payload: {}, orderingKey: 'a' }
+    ])
+    const report = await worker.deliverDue()
+    expect(report).toMatchObject({ done: 4, retrying: 1, failed: 0 })
+    expect(runs.filter((kind) => kind.startsWith('a'))).toEqual(['a1', 'a1', 'a2', 'a3'])
+    expect(runs.indexOf('b1')).toBeLessThan(runs.indexOf('a2'))
+    expect((await jobs(topic)).map((j) => [j.kind, j.status, j.attempts])).toEqual([
+      ['a1', 'done', 2], ['b1', 'done', 1], ['a2', 'done', 1], ['a3', 'done', 1]
+    ])
+  })
+
+  it.runIf(server)('when three workers drain one key at once, then its jobs never overlap and still run in order, each exactly once', async () => {
+    const topic = newTopic()
+    const runs: number[] = []
+    let inFlight = 0
+    let overlap = false
+    const handler = {
+      topic,
+      async run(job: OutboxJob): Promise<JobOutcome> {
+        inFlight += 1
+        if (inFlight > 1) overlap = true
+        runs.push(job.payload.n)
+        await sleep(5)
+        inFlight -= 1
+        return { status: 'done' }
+      }
+    }
+    await enqueueJobs(t.db, Array.from({ length: 12 }, (_, n) => ({ topic, kind: 'ordered', payload: { n }, orderingKey: 'one' })))
+    const workers = [1, 2, 3].map(() => workerFor(handler))
+    // Each worker keeps draining until the key is empty; the others find the next job locked or held back.
+    await Promise.all(workers.map(async (w) => {
+      for (let i = 0; i < 40 && runs.length < 12; i++) {
+        await w.deliverDue()
+        await sleep(2)
+      }
+    }))
+    expect(overlap).toBe(false)
+    expect(runs).toEqual(Array.from({ length: 12 }, (_, n) => n))
+  })
+
+  it('when the far side asks to wait (Retry-After), then the next attempt is not before that, even when the backoff is shorter', async () => {
+    const topic = newTopic()
+    const worker = workerFor({ topic, retryBaseMs: 1000, run: async () => ({ status: 'retry', error: '429', retryAfterMs: 7000 }) })
+    await enqueueJob(t.db, { topic, kind: 'limited', payload: {} })
+    expect(await worker.deliverDue()).toMatchObject({ retrying: 1 })
+    const [job] = await jobs(topic)
+    expect(job).toMatchObject({ status: 'pending', attempts: 1, last_error: '429' })
+    expect(job.next_attempt_at.getTime() - job.updated_at.getTime()).toBe(7000)
+    expect(await worker.deliverDue()).toMatchObject({ retrying: 0, done: 0 })
+  })
+
+  it('when a handler refuses for good or throws on every attempt, then the job is failed, its failure handler runs once, and it is not tried again', async () => {
+    const topic = newTopic()
+    const givenUp: Array<[string, string]> = []
+    const worker = workerFor({
+      topic,
+      maxAttempts: 2,
+      async run(job): Promise<JobOutcome> {
+        if (job.kind === 'refused') return { status: 'failed', error: '400 invalid recipient', result: { code: 131026 } }
+        throw new Error('connect ECONNREFUSED')
+      },
+      onFailed: async (job, error) => { givenUp.push([job.kind, error]) }
+    })
+    await enqueueJobs(t.db, [{ topic, kind: 'refused', payload: {} }, { topic, kind: 'unreachable', payload: {} }])
+    expect(await worker.deliverDue()).toMatchObject({ failed: 2, retrying: 1 })
+    expect(await worker.deliverDue()).toMatchObject({ failed: 0, retrying: 0 })
+    const rows = await jobs(topic)
+    expect(rows.map((j) => [j.kind, j.status, j.attempts, j.last_error, j.result])).toEqual([
+      ['refused', 'failed', 1, '400 invalid recipient', { code: 131026 }],
+      ['unreachable', 'failed', 2, 'connect ECONNREFUSED', null]
+    ])
+    expect(rows.every((j) => j.done_at instanceof Date)).toBe(true)
+    expect(givenUp).toEqual([['refused', '400 invalid recipient'], ['unreachable', 'connect ECONNREFUSED']])
+  })
+
+  it('when a job is kicked in a transaction, then it runs right after the commit without a poll, and a rolled-back one never runs', async () => {
+    const topic = newTopic()
+    const ran: string[] = []
+    const worker = workerFor({ topic, run: async (job) => { ran.push(job.kind); return { status: 'done', label: 'delivered' } } })
+    worker.start()
+    try {
+      await t.db.transaction(async (trx) => {
+        await enqueueJob(trx, { topic, kind: 'committed', payload: {} })
+        worker.kickAfterCommit(trx)
+        await sleep(30)
+        expect(ran).toEqual([])
+      })
+      await t.db.transaction(async (trx) => {
+        await enqueueJob(trx, { topic, kind: 'rolled-back', payload: {} })
+        worker.kickAfterCommit(trx)
+        throw new Error('the change failed')
+      }).catch(() => {})
+      for (let i = 0; i < 100 && ran.length === 0; i++) await sleep(10)
+      await sleep(50)
+      expect(ran).toEqual(['committed'])
+      expect((await jobs(topic)).map((j) => [j.kind, j.status])).toEqual([['committed', 'delivered']])
+    } finally {
+      await worker.stop()
+    }
+  })
+
+  it('when a worker died holding a job, then nobody takes it during its lease and another worker takes it over once the lease has run out', async () => {
+    const topic = newTopic()
+    const ran: number[] = []
+    const worker = workerFor({ topic, run: async (job) => { ran.push(job.attempts); return { status: 'done' } } })
+    const [held] = await enqueueJobs(t.db, [{ topic, kind: 'held', payload: {} }])
+    // What a claim leaves behind: running, one attempt, lease until next_attempt_at.
+    await t.db('outbox_jobs').where({ id: held.id }).update({ status: 'running', attempts: 1, next_attempt_at: t.db.raw("now() + interval '1 minute'") })
+    expect(await worker.deliverDue()).toMatchObject({ done: 0 })
+    await t.db('outbox_jobs').where({ id: held.id }).update({ next_attempt_at: t.db.raw("now() - interval '1 second'") })
+    expect(await worker.deliverDue()).toMatchObject({ done: 1 })
+    expect(ran).toEqual([2])
+  })
+
+  it("when the application starts, then mail is one topic of the application's worker and mail_outbox shows the mail jobs", async () => {
+    expect(t.app.get('outbox').handler('mail')).toBeDefined()
+    const email = `outbox-${crypto.randomUUID().slice(0, 8)}@example.test`
+    const job = await enqueueJob(t.db, { topic: 'mail', kind: 'test', payload: { to: email, subject: 'Hello', text: 'Body' } })
+    const [row] = await t.db('mail_outbox').where({ id: job.id })
+    expect(row).toMatchObject({ recipient: email, subject: 'Hello', text_body: 'Body', html_body: null, status: 'pending', sent_at: null })
+    await t.app.get('outbox').deliverDue()
+    const [logged] = await t.db('mail_outbox').where({ id: job.id })
+    expect(logged.status).toBe('logged')
+    expect(logged.sent_at).toBeInstanceOf(Date)
+  })
+})
