@@ -38,6 +38,11 @@ export async function up(knex: Knex): Promise<void> {
     'CREATE INDEX conversations_account_contact ON conversations (organization_id, channel_account_id, contact_id) WHERE deleted_at IS NULL AND channel_account_id IS NOT NULL'
   )
 
+  // What a provider tells about a message beyond its text: media ids, a location, an interactive reply.
+  await knex.schema.alterTable('conversation_messages', (t) => {
+    t.jsonb('metadata').notNullable().defaultTo(knex.raw("'{}'::jsonb"))
+  })
+
   // Page-scoped Messenger ids, and WhatsApp's business-scoped user id (BSUID) of a sender with a username.
   await knex.schema.alterTable('contacts', (t) => {
     t.text('channel_messenger_user_id')
@@ -46,6 +51,11 @@ export async function up(knex: Knex): Promise<void> {
   for (const column of ['channel_whatsapp_wa_id', 'channel_whatsapp_user_id', 'channel_instagram_user_id', 'channel_messenger_user_id']) {
     await knex.raw(`CREATE INDEX contacts_${column} ON contacts (organization_id, ${column}) WHERE deleted_at IS NULL AND ${column} IS NOT NULL`)
   }
+
+  // An inbound SMS or WhatsApp sender is matched by phone in E.164 (country code and number digits).
+  await knex.raw(
+    "CREATE INDEX contacts_phone_e164 ON contacts (organization_id, (regexp_replace(coalesce(phone_country_code, ''), '[^0-9]', '', 'g') || phone_normalized)) WHERE deleted_at IS NULL AND phone_normalized IS NOT NULL"
+  )
 
   // A status of a provider's message, kept whether or not the message is known yet: one that
   // arrives before the send call has returned the provider's id is applied once the id is stored.
@@ -81,6 +91,8 @@ export async function down(knex: Knex): Promise<void> {
   for (const column of ['channel_whatsapp_wa_id', 'channel_whatsapp_user_id', 'channel_instagram_user_id', 'channel_messenger_user_id']) {
     await knex.raw(`DROP INDEX IF EXISTS contacts_${column}`)
   }
+  await knex.raw('DROP INDEX IF EXISTS contacts_phone_e164')
+  await knex.schema.alterTable('conversation_messages', (t) => t.dropColumn('metadata'))
   await knex.schema.alterTable('contacts', (t) => {
     t.dropColumn('channel_messenger_user_id')
     t.dropColumn('channel_whatsapp_user_id')

@@ -19,6 +19,7 @@ import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
 import { syncEventsAcrossInstances } from '../realtime.js'
 import { channelAccount } from './channel-accounts/channel-accounts.js'
+import { channels } from '../channels/index.js'
 import { conversation } from './conversations/conversations.js'
 import { conversationMessages } from './conversation-messages/conversation-messages.js'
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
@@ -50,6 +51,7 @@ export const services = (app: Application) => {
   // The inbox's events reach the sockets of every instance (REDIS_URL); the services above keep theirs local.
   app.configure(syncEventsAcrossInstances)
   app.configure(channelAccount)
+  app.configure(channels)
   app.configure(conversation)
   app.configure(conversationMessages)
   app.configure(predefinedMessage)
