@@ -26,6 +26,8 @@ interface Answer {
  */
 export class FakeProvider {
   readonly requests: RecordedRequest[] = []
+  /** Every request since the start (not reset): the ids the double hands out stay unique. */
+  private served = 0
   private queued: Answer[] = []
   private server = http.createServer((req, res) => this.handle(req, res))
   url = ''
@@ -64,7 +66,7 @@ export class FakeProvider {
         ...(type.includes('x-www-form-urlencoded') ? { form: querystring.parse(body) as Record<string, string | string[]> } : {})
       }
       this.requests.push(recorded)
-      const answer = this.queued.shift() ?? this.answer(recorded, this.requests.length)
+      const answer = this.queued.shift() ?? this.answer(recorded, ++this.served)
       res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers })
       res.end(JSON.stringify(answer.body))
     })
