@@ -30,7 +30,7 @@ export interface Who extends Sender {
 /**
  * The organization's contact of a sender, or a new one: matched by a channel identity (WhatsApp
  * wa_id or business-scoped id, Messenger or Instagram id), then by phone in E.164, then by
- * e-mail; created with the profile name otherwise. The identities the contact lacked are filled
+ * e-mail; created with the profile name (else the phone) otherwise. The identities the contact lacked are filled
  * in. Runs under a transaction-scoped advisory lock on the sender, so simultaneous first
  * messages of one person create one contact. Answers the contact row.
  */
@@ -59,7 +59,7 @@ export async function contactOfSender(trx: Knex.Transaction, organizationId: num
       return updated
     }
   }
-  const [firstName, ...rest] = (who.name?.trim() || fallbackName).split(/\s+/)
+  const [firstName, ...rest] = (who.name?.trim() || who.phone || fallbackName).split(/\s+/)
   const [row] = await trx('contacts').insert({
     organization_id: organizationId,
     first_name: firstName.slice(0, 200),
