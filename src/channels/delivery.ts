@@ -66,9 +66,11 @@ async function deliver(app: Application, job: OutboxJob<DeliveryPayload>): Promi
     return { status: 'done', label: 'sent', result: { provider_message_id: outcome.providerMessageId } }
   }
   const text = `${outcome.error.code}: ${outcome.error.message}`
-  if (outcome.retryable) return { status: 'retry', error: text, retryAfterMs: outcome.retryAfterMs }
-  await recordFailed(app, account, message.id, outcome.error)
-  return { status: 'failed', error: text, result: { error: outcome.error } }
+  if (outcome.retryable && job.attempts < app.get('messageMaxAttempts')) return { status: 'retry', error: text, retryAfterMs: outcome.retryAfterMs }
+  // Refused for good, or the last attempt: the message says so before the job is closed.
+  const error = outcome.retryable ? { code: 'delivery_failed', message: `no delivery after ${job.attempts} attempts; last: ${text}` } : outcome.error
+  await recordFailed(app, account, message.id, error)
+  return { status: 'failed', error: text, result: { error } }
 }
 
 /** The handler of channel-message jobs on the application's outbox worker. */
@@ -80,7 +82,7 @@ export const channelDelivery = (app: Application) => {
     pollIntervalMs: app.get('messagePollIntervalMs'),
     labels: ['sent', 'skipped'],
     run: (job) => deliver(app, job as OutboxJob<DeliveryPayload>),
-    // Given up after the last retry: the message says so instead of staying 'queued'.
+    // Given up after a thrown error on the last attempt: the message says so instead of staying 'queued'.
     onFailed: async (job, error) => {
       const message = await app.get('knex')('conversation_messages').first('channel').where({ organization_id: job.organization_id, id: job.payload.message_id })
       if (message) await recordFailed(app, { organization_id: job.organization_id!, channel: message.channel }, job.payload.message_id, { code: 'delivery_failed', message: error })

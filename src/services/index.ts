@@ -20,6 +20,7 @@ import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
 import { syncEventsAcrossInstances } from '../realtime.js'
 import { channelAccount } from './channel-accounts/channel-accounts.js'
 import { channels } from '../channels/index.js'
+import { publicWebchat } from './public-webchat/public-webchat.js'
 import { conversation } from './conversations/conversations.js'
 import { conversationMessages } from './conversation-messages/conversation-messages.js'
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
@@ -52,6 +53,7 @@ export const services = (app: Application) => {
   app.configure(syncEventsAcrossInstances)
   app.configure(channelAccount)
   app.configure(channels)
+  app.configure(publicWebchat)
   app.configure(conversation)
   app.configure(conversationMessages)
   app.configure(predefinedMessage)

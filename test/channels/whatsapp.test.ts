@@ -90,7 +90,14 @@ describe('WhatsApp (Cloud API)', () => {
     it('when a customer writes for the first time, then a contact (profile name, wa_id, phone) and an open conversation are created with the message received', async () => {
       const waId = `1${uniqueDigits(11)}`
       const id = `wamid.${uniqueDigits()}`
+      const events: string[] = []
+      const record = (name: string) => (data: any) => { if (data.organization_id === acme.organization.id) events.push(name) }
+      t.app.service('conversation-messages-whatsapp').on('created', record('message created'))
+      t.app.service('conversations').on('created', record('conversation created'))
+      t.app.service('conversations').on('patched', record('conversation patched'))
       await inbound(whatsappText(phoneNumberId(), { waId, name: 'Sheena Nelson' }, id, 'My order has not arrived'))
+      // The realtime events the dashboards of the organization receive (test/conversations/realtime.test.ts covers their delivery).
+      expect(events).toEqual(['conversation created', 'message created', 'conversation patched'])
       const [contact] = await contactsWith(waId)
       expect(contact).toMatchObject({ first_name: 'Sheena', last_name: 'Nelson', phone: `+${waId}`, channel_whatsapp_wa_id: waId })
       const conversation = (await t.http().get('/conversations').set(acme.key).query({ contact_id: contact.id })).body.data

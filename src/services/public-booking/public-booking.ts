@@ -1,9 +1,6 @@
 import { hooks as schemaHooks } from '@feathersjs/schema'
-import type { Context, Next } from 'koa'
 import type { Application } from '../../declarations.js'
-import { MemorySlidingLog } from '../../rate-limit/memory-store.js'
-import { RateLimiter, rateLimitExceeded, rateLimitHeaders } from '../../rate-limit/rate-limiter.js'
-import type { RateLimitPolicy } from '../../rate-limit/rate-limiter.js'
+import { limitPerAddress } from '../../rate-limit/per-address.js'
 import { PublicBookingPageService, PublicBookingService, PublicCancelService, PublicSlotsService } from './public-booking.class.js'
 import {
   publicBookingDataSchema, publicBookingDataValidator, publicBookingPageSchema, publicBookingResultSchema, publicCancelDataSchema,
@@ -17,23 +14,6 @@ export const publicPagePath = 'public/booking-links'
 export const publicSlotsPath = 'public/booking-links/:slug/slots'
 export const publicBookingPath = 'public/booking-links/:slug/reservations'
 export const publicCancelPath = 'public/reservations/:token/cancel'
-
-/**
- * Koa middleware in front of every public route: a sliding-log limit per client address. It uses
- * the application's limiter when one is configured (Redis-backed across instances), else its own
- * in-memory one.
- */
-const limitPerAddress = (app: Application) => {
-  const ownLimiter = new RateLimiter(new MemorySlidingLog())
-  return async (ctx: Context, next: Next) => {
-    const policy: RateLimitPolicy = { points: app.get('publicRateLimitPoints'), windowS: app.get('publicRateLimitWindowS') }
-    const limiter = app.get('rateLimiter') ?? ownLimiter
-    const decision = await limiter.consume(`public:${ctx.ip}`, policy)
-    ctx.set(rateLimitHeaders(decision))
-    if (!decision.allowed) throw rateLimitExceeded(decision)
-    return next()
-  }
-}
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema: JSON.parse(JSON.stringify(schema)) } } })
 const notFound = { 404: { description: 'No active booking link with this slug (or no reservation for this token)' } }
