@@ -5,6 +5,7 @@ import serveStatic from 'koa-static'
 import type { Context, Next } from 'koa'
 import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
+import { WEBHOOK_DOCS } from './channels/webhooks.js'
 
 /** What a service registration declares about itself for the OpenAPI document. */
 export interface ServiceDocs {
@@ -111,7 +112,8 @@ export function openApiDocument(app: Application) {
   }
   const paths: Record<string, any> = {
     '/health': { get: { summary: 'Liveness and database check', security: [], responses: { 200: { description: 'ok' }, 503: { description: 'database unreachable' } } } },
-    '/authentication': authenticationPath
+    '/authentication': authenticationPath,
+    ...WEBHOOK_DOCS
   }
   for (const [location, service] of Object.entries(app.services)) {
     const options = feathersCore.getServiceOptions(service) as any

@@ -123,6 +123,17 @@ describe('channel accounts', () => {
     expect((await t.http().patch(`/channel-accounts/${account.id}`).set(admin.bearer).send({ name: 'By admin' })).status).toBe(200)
   })
 
+  it('when the OpenAPI document is read, then it lists the channel accounts, the webhooks and the web-chat routes', async () => {
+    const { paths } = (await t.http().get('/openapi.json')).body
+    expect(paths['/channel-accounts'].post).toBeDefined()
+    expect(paths['/channel-accounts/{id}'].patch).toBeDefined()
+    for (const channel of ['whatsapp', 'messenger', 'instagram']) expect(Object.keys(paths[`/webhooks/${channel}/{key}`]).sort()).toEqual(['get', 'post'])
+    expect(paths['/webhooks/sms/{key}'].post).toBeDefined()
+    expect(paths['/webhooks/sms/{key}/status'].post).toBeDefined()
+    expect(paths['/public/webchat/{widget_token}/sessions'].post).toBeDefined()
+    expect(Object.keys(paths['/public/webchat/messages']).sort()).toEqual(['get', 'post'])
+  })
+
   describe('across organizations', () => {
     it("when another organization's account is read, changed or deleted by id, then 404", async () => {
       const foreign = await connectWebchat(t, globex)

@@ -18,6 +18,8 @@ interface Answer {
   status: number
   body: unknown
   headers?: Record<string, string>
+  /** Answer this late (a slow provider). */
+  delayMs?: number
 }
 
 /**
@@ -67,8 +69,10 @@ export class FakeProvider {
       }
       this.requests.push(recorded)
       const answer = this.queued.shift() ?? this.answer(recorded, ++this.served)
-      res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers })
-      res.end(JSON.stringify(answer.body))
+      setTimeout(() => {
+        res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers })
+        res.end(JSON.stringify(answer.body))
+      }, answer.delayMs ?? 0)
     })
   }
 }

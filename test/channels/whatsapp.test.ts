@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createLogger } from '../../src/logger.js'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
@@ -14,10 +16,13 @@ describe('WhatsApp (Cloud API)', () => {
   let graph: FakeProvider
   let acme: Tenant
   let account: any
+  // Every log line of the app, at debug level: credentials must never appear in one.
+  let logged = ''
 
   beforeAll(async () => {
     graph = await fakeGraph()
-    t = await startApp({ metaGraphUrl: `${graph.url}/v21.0`, messageRetryBaseMs: 0, messageMaxAttempts: 3 })
+    const sink = new Writable({ write: (chunk, _encoding, done) => { logged += chunk.toString(); done() } })
+    t = await startApp({ metaGraphUrl: `${graph.url}/v21.0`, messageRetryBaseMs: 0, messageMaxAttempts: 3, logger: createLogger('debug', 'json', sink) })
     acme = await createTenant(t, 'Acme')
     account = await connectWhatsApp(t, acme)
   })
@@ -363,6 +368,53 @@ describe('WhatsApp (Cloud API)', () => {
         messaging_product: 'whatsapp', recipient_type: 'individual', to: waId, type: 'document',
         document: { link: 'https://files.example.test/invoice.pdf', caption: 'Your invoice', filename: 'invoice.pdf' }
       })
+    })
+
+    it.runIf(Boolean(process.env.DATABASE_URL))('when two instances run their workers at once on a slow provider, then the message is sent once', async () => {
+      const other = await startApp({ metaGraphUrl: `${graph.url}/v21.0`, messageRetryBaseMs: 0 })
+      try {
+        const { conversation } = await openWindow()
+        graph.queue({ status: 200, body: { messaging_product: 'whatsapp', contacts: [], messages: [{ id: `wamid.SLOW${uniqueDigits()}` }] }, delayMs: 300 })
+        const res = await send({ conversation_id: conversation.id, content: 'Only once' })
+        await Promise.all([other.app.get('outbox').deliverDue(), t.app.get('outbox').deliverDue(), other.app.get('outbox').deliverDue()])
+        await settle(t, acme.organization.id)
+        expect(graph.requests).toHaveLength(1)
+        expect((await messageRow(res.body.id)).status).toBe('sent')
+      } finally {
+        await other.close()
+      }
+    })
+
+    it('when a worker died after the provider took the message and its lease ran out, then the job run again sends nothing', async () => {
+      const { conversation } = await openWindow()
+      const res = await send({ conversation_id: conversation.id, content: 'Taken once' })
+      await settle(t, acme.organization.id)
+      expect(graph.requests).toHaveLength(1)
+      // As if the worker had stored the provider id and died before closing its job: running, lease expired.
+      const job = t.db('outbox_jobs').where({ topic: 'channel-message', organization_id: acme.organization.id }).whereRaw("payload->>'message_id' = ?", [String(res.body.id)])
+      await job.clone().update({ status: 'running', next_attempt_at: t.db.raw("now() - interval '1 second'") })
+      await settle(t, acme.organization.id)
+      expect(graph.requests).toHaveLength(1)
+      expect(await job.clone().first()).toMatchObject({ status: 'sent', attempts: 2 })
+    })
+
+    it('when a job is running under a live lease, then no other pass takes it', async () => {
+      const { conversation } = await openWindow()
+      graph.queue({ status: 200, body: { messaging_product: 'whatsapp', contacts: [], messages: [{ id: `wamid.LEASE${uniqueDigits()}` }] }, delayMs: 300 })
+      const res = await send({ conversation_id: conversation.id, content: 'Leased' })
+      const job = t.db('outbox_jobs').where({ topic: 'channel-message', organization_id: acme.organization.id }).whereRaw("payload->>'message_id' = ?", [String(res.body.id)])
+      for (let i = 0; i < 50 && (await job.clone().first()).status !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      expect((await t.app.get('outbox').deliverDue()).sent).toBe(0)
+      await settle(t, acme.organization.id)
+      expect(graph.requests).toHaveLength(1)
+    })
+
+    it('when everything above has run (webhooks, sends, failures), then no log line holds the access token, the app secret or a webhook key', async () => {
+      expect(logged.length).toBeGreaterThan(1000)
+      expect(logged).toContain('"url":"/webhooks/whatsapp/[REDACTED]"')
+      for (const secret of ['EAAG-whatsapp-access-token', META_SECRET, new URL(account.webhook_url).pathname.split('/').pop()!]) {
+        expect(logged).not.toContain(secret)
+      }
     })
 
     it('when a note is added, then nothing is sent', async () => {
