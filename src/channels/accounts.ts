@@ -1,7 +1,13 @@
 import type { Knex } from 'knex'
 import type { Application } from '../declarations.js'
 import { channelSecretsKey, decryptSecret } from './secrets.js'
-import type { ChannelAccountRecord } from './providers/types.js'
+import type { ChannelAccountRecord, ProviderUrls } from './providers/types.js'
+
+/** The providers' base URLs (configuration, so that a proxy or a test double can stand in). */
+export const providerUrls = (app: Application): ProviderUrls => ({
+  metaGraphUrl: app.get('metaGraphUrl').replace(/\/$/, ''),
+  twilioApiUrl: app.get('twilioApiUrl').replace(/\/$/, '')
+})
 
 /** A channel account with its credentials decrypted, deleted ones included (the caller decides what they may do). */
 export async function loadAccount(app: Application, where: Record<string, unknown>, db: Knex = app.get('knex')): Promise<ChannelAccountRecord | undefined> {

@@ -3,7 +3,7 @@ import type { Application } from '../declarations.js'
 import { enqueueJob } from '../outbox/index.js'
 import type { JobOutcome, OutboxJob } from '../outbox/index.js'
 import { webhookUrlOf } from '../services/channel-accounts/channel-accounts.schema.js'
-import { isLive, loadAccount } from './accounts.js'
+import { isLive, loadAccount, providerUrls } from './accounts.js'
 import { e164Of } from './contacts.js'
 import { recordFailed, recordSent } from './inbound.js'
 import { ADAPTERS } from './providers/index.js'
@@ -59,7 +59,7 @@ async function deliver(app: Application, job: OutboxJob<DeliveryPayload>): Promi
   const outcome = await adapter.send(
     { message, contact: { ...contact, e164: e164Of(contact) }, files, statusCallbackUrl: webhookUrl && `${webhookUrl}/status` },
     account,
-    { metaGraphUrl: app.get('metaGraphUrl').replace(/\/$/, ''), twilioApiUrl: app.get('twilioApiUrl').replace(/\/$/, '') }
+    providerUrls(app)
   )
   if (outcome.ok) {
     await recordSent(app, account, message.id, outcome.providerMessageId)

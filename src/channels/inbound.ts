@@ -6,7 +6,9 @@ import { messagePath } from '../services/conversation-messages/conversation-mess
 import type { ConversationMessageService, ReceivedMessage } from '../services/conversation-messages/conversation-messages.class.js'
 import { contactOfSender } from './contacts.js'
 import type { Who } from './contacts.js'
-import type { ChannelAccountRecord, InboundEvent, ProviderError, ProviderStatus } from './providers/types.js'
+import { providerUrls } from './accounts.js'
+import { ADAPTERS } from './providers/index.js'
+import type { ChannelAccountRecord, InboundEvent, ProviderError, ProviderStatus, Sender } from './providers/types.js'
 
 /**
  * A message's delivery status only moves forward: queued → sent → delivered → read; 'failed'
@@ -162,11 +164,28 @@ export async function receiveWatermark(app: Application, account: ChannelAccount
   })
 }
 
+const IDENTITY_OF: [keyof Sender, string][] = [['messengerUserId', 'channel_messenger_user_id'], ['instagramUserId', 'channel_instagram_user_id']]
+
+/**
+ * A sender whose webhook carries no name, and who is not a contact yet, is named from the
+ * provider's profile (asked outside any transaction; no name when the provider does not answer).
+ */
+async function withProfileName(app: Application, account: ChannelAccountRecord, sender: Sender): Promise<Sender> {
+  const adapter = ADAPTERS[account.channel]
+  const identity = IDENTITY_OF.find(([key]) => sender[key])
+  if (sender.name || !adapter?.profileName || !identity) return sender
+  const known = await app.get('knex')('contacts').first('id')
+    .where({ organization_id: account.organization_id, [identity[1]]: sender[identity[0]] }).whereNull('deleted_at')
+  if (known) return sender
+  return { ...sender, name: await adapter.profileName(sender, account, providerUrls(app)) }
+}
+
 /** Stores what one verified webhook request carried, event by event (each one idempotent). */
 export async function receiveEvents(app: Application, account: ChannelAccountRecord, events: InboundEvent[]) {
   for (const event of events) {
     if (event.type === 'message') {
-      const { sender, content, contentType, metadata, providerMessageId } = event
+      const { content, contentType, metadata, providerMessageId } = event
+      const sender = await withProfileName(app, account, event.sender)
       await receiveMessage(app, account, sender, { content, content_type: contentType, metadata, provider_message_id: providerMessageId })
     } else if (event.type === 'status') {
       await receiveStatus(app, account, event)

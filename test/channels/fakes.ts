@@ -77,9 +77,11 @@ export class FakeProvider {
   }
 }
 
-/** The Graph API's answers: WhatsApp {messaging_product, contacts, messages:[{id}]}, Messenger/Instagram {recipient_id, message_id}. */
+/** The Graph API's answers: a user profile; WhatsApp {messaging_product, contacts, messages:[{id}]}, Messenger/Instagram {recipient_id, message_id}. */
 export const fakeGraph = () =>
   new FakeProvider((request, count) => {
+    // The User Profile API (Messenger: first_name, last_name; Instagram: name, username).
+    if (request.method === 'GET') return { status: 200, body: { id: request.path.split(/[/?]/)[2], first_name: 'Peter', last_name: 'Chang', name: 'Peter Chang', username: 'peter.chang' } }
     if (request.json?.messaging_product === 'whatsapp') {
       return { status: 200, body: { messaging_product: 'whatsapp', contacts: [{ input: request.json.to, wa_id: request.json.to }], messages: [{ id: `wamid.TEST${count}` }] } }
     }

@@ -30,6 +30,8 @@ describe.each([
   beforeEach(() => graph.reset())
 
   const ownId = () => account.config[idField]
+  /** What the Graph API received apart from profile look-ups. */
+  const sends = () => graph.requests.filter((request) => request.method === 'POST')
   const deliver = async (messaging: Record<string, unknown>[]) => {
     const body = metaJson(messagingEntry(object, ownId(), messaging))
     const res = await t.http().post(pathOf(account.webhook_url)).set('Content-Type', 'application/json').set('X-Hub-Signature-256', metaSignature(body, META_SECRET)).send(body)
@@ -56,6 +58,11 @@ describe.each([
     await deliver([messengerText(ownId(), psid, `m_${uniqueDigits()}`, 'Are you open?'), { sender: { id: ownId() }, recipient: { id: psid }, timestamp: Date.now(), message: { mid: `m_${uniqueDigits()}`, is_echo: true, text: 'echo' } }])
     const conversation = await conversationOf(psid)
     expect(conversation).toMatchObject({ channel, channel_account_id: account.id, unread_count: 2 })
+    // Named from the User Profile API, asked once (for the new sender only), with the account's token.
+    const lookups = graph.requests.filter((request) => request.method === 'GET')
+    expect(lookups.map((request) => request.path)).toEqual([`/v21.0/${psid}?fields=${channel === 'messenger' ? 'first_name,last_name' : 'name,username'}`])
+    expect(lookups[0].headers.authorization).toBe(`Bearer ${token}`)
+    expect(await t.db('contacts').where({ organization_id: acme.organization.id, id: conversation.contact_id }).first()).toMatchObject({ first_name: 'Peter', last_name: 'Chang' })
     const messages = (await t.http().get(`/conversation-messages-${channel}`).set(acme.key).query({ conversation_id: conversation.id })).body.data
     expect(messages.map((m: any) => m.content)).toEqual(['Hello page', 'Are you open?'])
   })
@@ -67,10 +74,10 @@ describe.each([
     const res = await send({ conversation_id: conversation.id, content: 'Yes, until 18:00' })
     expect(res.status, JSON.stringify(res.body)).toBe(201)
     await settle(t, acme.organization.id)
-    expect(graph.requests).toHaveLength(1)
-    expect(graph.requests[0]).toMatchObject({ method: 'POST', path: `/v21.0/${ownId()}/messages` })
-    expect(graph.requests[0].headers.authorization).toBe(`Bearer ${token}`)
-    expect(graph.requests[0].json).toEqual({ recipient: { id: psid }, messaging_type: 'RESPONSE', message: { text: 'Yes, until 18:00' } })
+    expect(sends()).toHaveLength(1)
+    expect(sends()[0]).toMatchObject({ method: 'POST', path: `/v21.0/${ownId()}/messages` })
+    expect(sends()[0].headers.authorization).toBe(`Bearer ${token}`)
+    expect(sends()[0].json).toEqual({ recipient: { id: psid }, messaging_type: 'RESPONSE', message: { text: 'Yes, until 18:00' } })
     expect((await t.http().get(`/conversation-messages-${channel}/${res.body.id}`).set(acme.key)).body).toMatchObject({ status: 'sent', provider_message_id: expect.stringMatching(/^m_TEST\d+$/) })
   })
 
@@ -111,7 +118,7 @@ describe.each([
     expect(template.body.errors).toEqual({ template: 'templates are sent on WhatsApp only' })
     expect((await send({ conversation_id: conversation.id, file_ids: [file.id], content_type: 'image' })).status).toBe(201)
     await settle(t, acme.organization.id)
-    expect(graph.requests.at(-1)!.json).toEqual({ recipient: { id: psid }, messaging_type: 'RESPONSE', message: { attachment: { type: 'image', payload: { url: 'https://files.example.test/menu.jpg', is_reusable: true } } } })
+    expect(sends().at(-1)!.json).toEqual({ recipient: { id: psid }, messaging_type: 'RESPONSE', message: { attachment: { type: 'image', payload: { url: 'https://files.example.test/menu.jpg', is_reusable: true } } } })
   })
 
   it('when the person last wrote more than 24 hours ago, then a message is a 400 on content', async () => {

@@ -104,14 +104,17 @@ describe('SMS (Twilio)', () => {
     expect(request.form).toEqual({ To: from, From: account.config.from_number, Body: 'Moved to 10:00', StatusCallback: `${account.webhook_url}/status` })
     const messageSid = (await t.http().get(`/conversation-messages-sms/${sent.body.id}`).set(acme.key)).body.provider_message_id
     expect(messageSid).toMatch(/^SM\d{32}$/)
-    for (const status of ['sent', 'delivered', 'sent']) {
-      const res = await post(twilioStatus(account.config.account_sid, account.config.from_number, from, messageSid, status), { status: true })
+    // The status callbacks come to the /status sibling (the StatusCallback we sent), or to the account's URL itself.
+    for (const [status, sibling] of [['sent', true], ['delivered', false], ['sent', true]] as const) {
+      const res = await post(twilioStatus(account.config.account_sid, account.config.from_number, from, messageSid, status), { status: sibling })
       expect(res.status).toBe(200)
     }
     await settle(t, acme.organization.id)
     const read = (await t.http().get(`/conversation-messages-sms/${sent.body.id}`).set(acme.key)).body
     expect(read.status).toBe('delivered')
     expect(read.delivered_at).not.toBeNull()
+    // Our own number never became a contact.
+    expect(await contactWithPhone(account.config.from_number)).toBeUndefined()
   })
 
   it('when Twilio reports the message undelivered, then it is failed with the ErrorCode', async () => {

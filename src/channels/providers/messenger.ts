@@ -61,6 +61,16 @@ function metaMessaging(kind: 'messenger' | 'instagram'): ChannelAdapter {
       if (!answer.ok) return answer
       const id = answer.body?.message_id
       return id ? { ok: true, providerMessageId: String(id) } : { ok: false, retryable: false, error: { code: 'unexpected_answer', message: 'the Graph API answered without a message_id' } }
+    },
+
+    /** The User Profile API: Messenger's first_name and last_name, Instagram's name (or username). */
+    async profileName(sender, account, urls) {
+      const id = kind === 'messenger' ? sender.messengerUserId : sender.instagramUserId
+      const fields = kind === 'messenger' ? 'first_name,last_name' : 'name,username'
+      const answer = await callProvider(`${urls.metaGraphUrl}/${encodeURIComponent(id ?? '')}?fields=${fields}`, { method: 'GET', headers: graphHeaders(tokenOf(account)) }, graphError)
+      if (!answer.ok) return undefined
+      const { first_name: first, last_name: last, name, username } = answer.body ?? {}
+      return [first, last].filter(Boolean).join(' ') || name || username || undefined
     }
   }
 }

@@ -24,8 +24,11 @@ export const twilioSms: ChannelAdapter = {
     const form = formOf(request.rawBody)
     const sid = one(form.MessageSid) ?? one(form.SmsSid)
     if (!sid) return []
-    if (request.variant === 'status') {
-      const status = STATUSES[one(form.MessageStatus) ?? '']
+    // Status callbacks come to the /status sibling URL, or to the account's URL itself when the
+    // number or Messaging Service is configured so: an incoming message's status is 'received'.
+    const messageStatus = one(form.MessageStatus)
+    if (request.variant === 'status' || (messageStatus && !['received', 'receiving'].includes(messageStatus))) {
+      const status = STATUSES[messageStatus ?? '']
       if (!status) return []
       const code = one(form.ErrorCode)
       const error = status === 'failed' ? { code: code ?? 'undelivered', message: one(form.ErrorMessage) ?? `Twilio error ${code ?? 'unknown'}` } : undefined

@@ -82,4 +82,6 @@ export interface ChannelAdapter {
   /** The messages and statuses of a verified request. */
   parse(request: InboundRequest, account: ChannelAccountRecord): InboundEvent[]
   send(outgoing: OutgoingMessage, account: ChannelAccountRecord, urls: ProviderUrls): Promise<SendOutcome>
+  /** The display name of a new sender whose webhook carries none (Messenger, Instagram); undefined when unknown. */
+  profileName?(sender: Sender, account: ChannelAccountRecord, urls: ProviderUrls): Promise<string | undefined>
 }
