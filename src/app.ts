@@ -17,6 +17,7 @@ import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
+import { channelWebhooks } from './channels/index.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => async (ctx: Context, next: Next) => {
@@ -63,6 +64,8 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     app.use(invitationPage(app.get('inviteLinkPath')))
     app.use(verificationPage(app.get('emailVerificationLinkPath')))
   }
+  // Before the body parser: provider signatures are checked over the raw bytes.
+  app.use(channelWebhooks(app))
   app.use(
     bodyParser({
       parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],

@@ -18,6 +18,7 @@ import { activityClient } from './services/activities/activities.shared.js'
 import { reservationClients } from './reservations/clients.js'
 import { productMediaClient } from './services/product-media/product-media.shared.js'
 import { storageUrlSigningClient } from './services/storage-url-signing/storage-url-signing.shared.js'
+import { channelAccountClient } from './services/channel-accounts/channel-accounts.shared.js'
 import { conversationClient } from './services/conversations/conversations.shared.js'
 import { conversationMessageClients } from './services/conversation-messages/conversation-messages.shared.js'
 import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
@@ -61,6 +62,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(reservationClients)
   client.configure(productMediaClient)
   client.configure(storageUrlSigningClient)
+  client.configure(channelAccountClient)
   client.configure(conversationClient)
   client.configure(conversationMessageClients)
   client.configure(predefinedMessageClient)

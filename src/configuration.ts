@@ -59,6 +59,14 @@ export const configurationSchema = Type.Intersect([
     mailPollIntervalMs: Type.Number({ minimum: 0 }),
     mailMaxAttempts: Type.Integer({ minimum: 1 }),
     mailRetryBaseMs: Type.Number({ minimum: 0 }),
+    /** Channel integrations (docs/channels.md): provider base URLs, delivery retries, the credentials key. */
+    metaGraphUrl: Type.String(),
+    twilioApiUrl: Type.String(),
+    messageRetryBaseMs: Type.Number({ minimum: 0 }),
+    messageMaxAttempts: Type.Integer({ minimum: 1 }),
+    messagePollIntervalMs: Type.Number({ minimum: 0 }),
+    /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
+    channelSecretsKey: Type.String(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
     inviteLinkPath: Type.String(),
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */

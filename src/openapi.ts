@@ -5,6 +5,7 @@ import serveStatic from 'koa-static'
 import type { Context, Next } from 'koa'
 import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
+import { WEBHOOK_DOCS } from './channels/webhooks.js'
 
 /** What a custom method (POST with X-Service-Method) declares about itself for the OpenAPI document. */
 export interface CustomMethodDocs {
@@ -520,7 +521,8 @@ export function openApiDocument(app: Application) {
       }
     }
   }
-  const paths: Record<string, any> = {}
+  // Routes that are Koa middleware rather than services (the channels' provider webhooks) bring their own operations.
+  const paths: Record<string, any> = { ...WEBHOOK_DOCS }
   for (const [location, service] of Object.entries(app.services)) {
     const options = feathersCore.getServiceOptions(service) as any
     if (!options?.docs) continue

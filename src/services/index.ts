@@ -18,6 +18,9 @@ import { reservationServices } from '../reservations/services.js'
 import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
 import { syncEventsAcrossInstances } from '../realtime.js'
+import { channelAccount } from './channel-accounts/channel-accounts.js'
+import { channels } from '../channels/index.js'
+import { publicWebchat } from './public-webchat/public-webchat.js'
 import { conversation } from './conversations/conversations.js'
 import { conversationMessages } from './conversation-messages/conversation-messages.js'
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
@@ -48,6 +51,9 @@ export const services = (app: Application) => {
   app.configure(storageUrlSigning)
   // The inbox's events reach the sockets of every instance (REDIS_URL); the services above keep theirs local.
   app.configure(syncEventsAcrossInstances)
+  app.configure(channelAccount)
+  app.configure(channels)
+  app.configure(publicWebchat)
   app.configure(conversation)
   app.configure(conversationMessages)
   app.configure(predefinedMessage)

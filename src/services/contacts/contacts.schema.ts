@@ -26,6 +26,8 @@ export const contactSchema = Type.Object(
     created_by_user_id: Nullable(RecordId),
     channel_whatsapp_wa_id: Text(200),
     channel_instagram_user_id: Text(200),
+    channel_messenger_user_id: { ...Text(200), description: 'page-scoped id (PSID) of the person on Messenger' },
+    channel_whatsapp_user_id: { ...Text(200), description: "WhatsApp's business-scoped user id (BSUID), for senders who hide their number behind a username" },
     system_type: Type.String({ description: "always 'contact'" }),
     avatar_url: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 })),
     custom_fields_by_name: Type.Record(Type.String(), Type.Any(), { description: 'custom field name to value' }),
@@ -58,6 +60,8 @@ const writable = {
   owned_by_user_id: Type.Optional(contactSchema.properties.owned_by_user_id),
   channel_whatsapp_wa_id: Type.Optional(contactSchema.properties.channel_whatsapp_wa_id),
   channel_instagram_user_id: Type.Optional(contactSchema.properties.channel_instagram_user_id),
+  channel_messenger_user_id: Type.Optional(contactSchema.properties.channel_messenger_user_id),
+  channel_whatsapp_user_id: Type.Optional(contactSchema.properties.channel_whatsapp_user_id),
   avatar_url: Type.Optional(contactSchema.properties.avatar_url),
   external_id: Type.Optional(contactSchema.properties.external_id),
   custom_fields_by_name: Type.Optional(contactSchema.properties.custom_fields_by_name)

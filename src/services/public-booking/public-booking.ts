@@ -1,10 +1,7 @@
 import { hooks as schemaHooks } from '@feathersjs/schema'
-import type { Context, Next } from 'koa'
 import type { Application } from '../../declarations.js'
 import type { ServiceDocs } from '../../openapi.js'
-import { MemorySlidingLog } from '../../rate-limit/memory-store.js'
-import { RateLimiter, rateLimitExceeded, rateLimitHeaders } from '../../rate-limit/rate-limiter.js'
-import type { RateLimitPolicy } from '../../rate-limit/rate-limiter.js'
+import { limitPerAddress } from '../../rate-limit/per-address.js'
 import { PublicBookingPageService, PublicBookingService, PublicCancelService, PublicSlotsService } from './public-booking.class.js'
 import {
   publicBookingDataSchema, publicBookingDataValidator, publicBookingPageSchema, publicBookingResultSchema, publicCancelDataSchema,
@@ -18,23 +15,6 @@ export const publicPagePath = 'public/booking-links'
 export const publicSlotsPath = 'public/booking-links/:slug/slots'
 export const publicBookingPath = 'public/booking-links/:slug/reservations'
 export const publicCancelPath = 'public/reservations/:token/cancel'
-
-/**
- * Koa middleware in front of every public route: a sliding-log limit per client address. It uses
- * the application's limiter when one is configured (Redis-backed across instances), else its own
- * in-memory one.
- */
-const limitPerAddress = (app: Application) => {
-  const ownLimiter = new RateLimiter(new MemorySlidingLog())
-  return async (ctx: Context, next: Next) => {
-    const policy: RateLimitPolicy = { points: app.get('publicRateLimitPoints'), windowS: app.get('publicRateLimitWindowS') }
-    const limiter = app.get('rateLimiter') ?? ownLimiter
-    const decision = await limiter.consume(`public:${ctx.ip}`, policy)
-    ctx.set(rateLimitHeaders(decision))
-    if (!decision.allowed) throw rateLimitExceeded(decision)
-    return next()
-  }
-}
 
 /** The reason is optional: no body or an empty one is a cancel without a reason. */
 const noBodyIsEmpty = async (context: any) => {
