@@ -132,7 +132,28 @@ const keyParam = { name: 'key', in: 'path', required: true, schema: { type: 'str
 const webhookOperation = (summary: string, operation: Record<string, unknown>) => ({ tags: ['channel webhooks'], summary, security: [], ...operation })
 const metaPost = webhookOperation('A Meta webhook delivery (messages and statuses), signed with the app secret', {
   parameters: [keyParam, { name: 'X-Hub-Signature-256', in: 'header', required: true, schema: { type: 'string' }, description: 'sha256=<hex HMAC-SHA256 of the raw body with the app secret>' }],
-  requestBody: { content: { 'application/json': { schema: { type: 'object', description: 'entry[].changes[].value (WhatsApp) or entry[].messaging[] (Messenger, Instagram)' } } } },
+  requestBody: {
+    content: {
+      'application/json': {
+        schema: { type: 'object', description: 'entry[].changes[].value (WhatsApp) or entry[].messaging[] (Messenger, Instagram)' },
+        example: {
+          object: 'whatsapp_business_account',
+          entry: [{
+            id: '102290129340398',
+            changes: [{
+              field: 'messages',
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+                contacts: [{ profile: { name: 'Sheena Nelson' }, wa_id: '16505551234' }],
+                messages: [{ from: '16505551234', id: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=', timestamp: '1749416383', type: 'text', text: { body: 'Does it come in another color?' } }]
+              }
+            }]
+          }]
+        }
+      }
+    }
+  },
   responses: {
     200: { description: 'EVENT_RECEIVED: stored right after by the worker (also for a deleted or inactive account, ignored)' },
     401: { description: 'Missing or invalid signature: nothing stored' }, 404: { description: 'No account with this key' }
@@ -140,17 +161,25 @@ const metaPost = webhookOperation('A Meta webhook delivery (messages and statuse
 })
 const metaGet = webhookOperation("Meta's subscription handshake", {
   parameters: [keyParam, ...['hub.mode', 'hub.verify_token', 'hub.challenge'].map((name) => ({ name, in: 'query', required: true, schema: { type: 'string' } }))],
-  responses: { 200: { description: 'hub.challenge, as text/plain', content: { 'text/plain': { schema: { type: 'string' } } } }, 403: { description: 'The verify token does not match' } }
+  responses: { 200: { description: 'hub.challenge, as text/plain', content: { 'text/plain': { schema: { type: 'string' }, example: '1158201444' } } }, 403: { description: 'The verify token does not match' } }
 })
-const twilioPost = (summary: string, fields: string) => webhookOperation(summary, {
+const twilioPost = (summary: string, fields: string, example: Record<string, string>) => webhookOperation(summary, {
   parameters: [keyParam, { name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' }, description: "Twilio's signature of the URL and the form with the auth token" }],
-  requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', description: fields } } } },
+  requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', description: fields }, example: example } } },
   responses: { 200: { description: 'An empty TwiML <Response/>' }, 401: { description: 'Missing or invalid signature: nothing stored' }, 404: { description: 'No account with this key' } }
 })
 
 /** The webhook routes in the OpenAPI document (they are Koa middleware, not services). */
 export const WEBHOOK_DOCS: Record<string, unknown> = {
   ...Object.fromEntries(['whatsapp', 'messenger', 'instagram'].map((channel) => [`/webhooks/${channel}/{key}`, { get: metaGet, post: metaPost }])),
-  '/webhooks/sms/{key}': { post: twilioPost('An incoming SMS or MMS from Twilio', 'From, To, Body, MessageSid, NumMedia, MediaUrl0…, MediaContentType0…') },
-  '/webhooks/sms/{key}/status': { post: twilioPost("Twilio's status callback of a message we sent", 'MessageSid, MessageStatus, ErrorCode') }
+  '/webhooks/sms/{key}': {
+    post: twilioPost('An incoming SMS or MMS from Twilio', 'From, To, Body, MessageSid, NumMedia, MediaUrl0…, MediaContentType0…', {
+      From: '+14155550111', To: '+14155550100', Body: 'Is my order ready?', MessageSid: 'SM1f0e8ae6ade43cb3c0ce4525424e404f', NumMedia: '0'
+    })
+  },
+  '/webhooks/sms/{key}/status': {
+    post: twilioPost("Twilio's status callback of a message we sent", 'MessageSid, MessageStatus, ErrorCode', {
+      MessageSid: 'SM1f0e8ae6ade43cb3c0ce4525424e404f', MessageStatus: 'delivered'
+    })
+  }
 }

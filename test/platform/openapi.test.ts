@@ -87,7 +87,8 @@ describe('the OpenAPI document (/openapi.json)', () => {
       if (location.includes('-')) expect(operation.summary, where).not.toContain(location)
 
       const requestExample = Object.values<any>(operation.requestBody?.content ?? {}).some((media) => media.example !== undefined)
-      const answerExample = Object.entries<any>(operation.responses).some(([code, response]) => code.startsWith('2') && response.content?.['application/json']?.example !== undefined)
+      const answerExample = Object.entries<any>(operation.responses).some(([code, response]) =>
+        code.startsWith('2') && Object.values<any>(response.content ?? {}).some((media) => media.example !== undefined))
       expect(requestExample || answerExample, `${where} has an example`).toBe(true)
       if (key === '/health' || key === '/authentication' || key === '/mcp') continue
 

@@ -19,9 +19,9 @@ const visitorToken = { name: 'X-Visitor-Token', in: 'header', required: true, sc
 const operation = (summary: string, body: Record<string, unknown>) => ({ tags: ['public web chat'], summary, security: [], ...body })
 
 const PATHS = {
-  '/public/webchat/{widget_token}/sessions': {
+  '/public/webchat/{widgetToken}/sessions': {
     post: operation('A site visitor opens the chat: a contact (matched by e-mail or created) and a web-chat conversation', {
-      parameters: [{ name: 'widget_token', in: 'path', required: true, schema: { type: 'string' } }, { name: 'Origin', in: 'header', required: false, schema: { type: 'string' } }],
+      parameters: [{ name: 'widgetToken', in: 'path', required: true, schema: { type: 'string' } }, { name: 'Origin', in: 'header', required: false, schema: { type: 'string' } }],
       requestBody: json(webchatSessionDataSchema),
       responses: {
         201: { description: 'The visitor token and the conversation', ...json(webchatSessionSchema) },
