@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
 import { secondsOf } from '../../schemas.js'
 import { tenantResource } from '../tenant-resource.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
@@ -31,7 +31,7 @@ const resolveActivityType: Hook = async (context) => {
     Object.assign(data, { activity_type: requested, activity_type_id: null })
     return
   }
-  const type = await context.app.get('knex')('activity_types')
+  const type = await databaseOf(context)('activity_types')
     .select('id', 'name')
     .where({ organization_id: await targetOrganization(context) })
     .whereRaw('lower(name) = ?', [requested])

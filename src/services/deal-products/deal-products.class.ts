@@ -120,7 +120,7 @@ export class DealProductService extends RecordService<DealProduct, DealProductDa
   /** Re-prices the stored line with the changes, the row locked so that concurrent patches queue. */
   async _patch(id: NullableId, data: DealProductPatch, params: DealProductParams = {}): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Can not patch multiple entries')
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as DealProductParams
       const current = await this.createQuery(scoped).andWhere('deal_products.id', id).forUpdate().first()
       if (!current) throw new NotFound(`No record found for id '${id}'`)

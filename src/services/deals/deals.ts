@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from './money.js'
 import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
@@ -18,7 +18,7 @@ const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
   const data = context.data as Record<string, any>
   if (data.pipeline_id === undefined && data.pipeline_stage_id === undefined) return context
   const stored = context.method === 'patch' ? await loadBefore(context) : {}
-  const stage = await context.app.get('knex')('pipeline_stages')
+  const stage = await databaseOf(context)('pipeline_stages')
     .first('id')
     .where({
       organization_id: await targetOrganization(context),
