@@ -10,7 +10,7 @@ import type { Application } from './declarations.js'
 export interface ServiceDocs {
   description?: string
   /** result, data, patch and query schemas, and one {data, result} pair per custom method. */
-  schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string }>
+  schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string; byId?: boolean }>
   /** Replaces the generated operations of a path, for services that are not plain CRUD. */
   paths?: Record<string, unknown>
   /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
@@ -27,6 +27,36 @@ const errorResponses = {
 }
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } })
+
+/** Every POST and PATCH takes an Idempotency-Key (docs/integrations.md, "Idempotent requests"). */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  description: 'Makes a retry safe: the first request with a key runs and its answer is stored for IDEMPOTENCY_TTL_S (24 h); a repeat gets that answer with Idempotent-Replayed: true and writes nothing.'
+}
+const idempotencyResponses = {
+  409: { description: 'A request with the same Idempotency-Key is still running', ...json(errorRef) },
+  422: { description: 'The Idempotency-Key was used for another method, path or body (errors.idempotency_key)', ...json(errorRef) }
+}
+const replayedHeader = { 'Idempotent-Replayed': { description: "'true' when the answer is the stored one of an earlier request with the same Idempotency-Key", schema: { type: 'string', enum: ['true'] } } }
+
+/** Adds the Idempotency-Key header, its answers and the Idempotent-Replayed response header to every POST and PATCH. */
+function withIdempotencyKeys(paths: Record<string, any>) {
+  for (const item of Object.values(paths)) {
+    for (const method of ['post', 'patch']) {
+      const operation = item?.[method]
+      if (!operation) continue
+      operation.parameters = [...(operation.parameters ?? []), idempotencyKey]
+      for (const [status, response] of Object.entries(operation.responses ?? {}) as [string, any][]) {
+        if (status.startsWith('2')) operation.responses[status] = { ...response, headers: { ...response.headers, ...replayedHeader } }
+      }
+      operation.responses = { ...operation.responses, ...idempotencyResponses }
+    }
+  }
+  return paths
+}
 
 /** Removes TypeBox's symbols and turns nested $id schemas into plain ones. */
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
@@ -153,16 +183,22 @@ export function openApiDocument(app: Application) {
     }
     for (const method of methods.filter((m) => !STANDARD.has(m))) {
       const spec = custom[method] ?? {}
+      // A custom method on one record (rotate-secret, redeliver) is sent to /<path>/{id}.
+      const target = spec.byId ? `/${location}/{id}` : `/${location}`
       const operation = {
         tags: [tag],
-        summary: `${method} (POST /${location} with header X-Service-Method: ${method})`,
+        summary: `${method} (POST ${target} with header X-Service-Method: ${method})`,
         description: spec.description,
-        parameters: [{ name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] } }],
+        parameters: [...(spec.byId ? idParam : []), { name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] } }],
         requestBody: spec.data ? json(collectSchema(components, spec.data)) : undefined,
-        responses: { 200: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : {}) }, ...errorResponses }
+        responses: {
+          200: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : {}) },
+          ...(spec.byId ? { 404: { description: 'Not found in your organizations', ...json(errorRef) } } : {}),
+          ...errorResponses
+        }
       }
       // OpenAPI allows one POST per path; custom methods are listed under a fragment of the path.
-      paths[`/${location}#${method}`] = { post: operation }
+      paths[`${target}#${method}`] = { post: operation }
     }
     if (methods.includes('get')) {
       item.get = { tags: [tag], summary: `Get one of ${location}`, parameters: idParam, responses: { 200: { description: 'The record', ...json(resultRef) }, 404: { description: 'Not found in your organizations', ...json(errorRef) }, ...errorResponses } }
@@ -191,7 +227,7 @@ export function openApiDocument(app: Application) {
       }
     },
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths
+    paths: withIdempotencyKeys(paths)
   }
 }
 

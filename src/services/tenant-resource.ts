@@ -33,8 +33,8 @@ export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Pr
 export interface CustomMethod {
   /** Validator of the body; the method's data. */
   data: Validator
-  /** For the OpenAPI document. */
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  /** For the OpenAPI document; byId: sent to /<path>/{id} (the id reaches the method as params.pathId). */
+  docs: { data: TSchema; result?: TSchema; description?: string; byId?: boolean }
   /** Rules run after the body is validated and the organization pinned. */
   before?: ResourceHook[]
 }

@@ -5,7 +5,7 @@ import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { pruneIdempotencyKeys } from '../../src/hooks/idempotency.js'
-import { at, created, inDays, link, resourceWithHours } from '../reservations/fixtures.js'
+import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
 
 const newKey = () => `key-${crypto.randomUUID()}`
 
@@ -149,11 +149,7 @@ describe('Idempotency-Key on POST and PATCH', () => {
   })
 
   it('when a public booking is retried with the same key, then one reservation is booked', async () => {
-    const service = await created(t, acme, '/reservation-services', { name: 'Massage', duration_minutes: 60, max_advance_days: 400 })
-    const therapist = await resourceWithHours(t, acme, { name: 'Lu' }, [['09:00', '17:00']])
-    await link(t, acme, service.id, therapist.id)
-    const slug = `spa-${acme.organization.id}`
-    await created(t, acme, '/reservation-booking-links', { slug, name: 'Spa', service_ids: [service.id] })
+    const { service, slug } = await bookableLink(t, acme, `spa-${acme.organization.id}`)
     const key = newKey()
     const body = { service_id: service.id, start_datetime: at(inDays(3), '10:00'), contact: { first_name: 'Jo', email: `jo-${key}@example.test` } }
     const first = await t.http().post(`/public/booking-links/${slug}/reservations`).set('Idempotency-Key', key).send(body)
@@ -164,6 +160,34 @@ describe('Idempotency-Key on POST and PATCH', () => {
     expect(again.body).toEqual(first.body)
     const booked = await t.db('reservations').where({ organization_id: acme.organization.id, service_id: service.id }).whereNull('deleted_at')
     expect(booked).toHaveLength(1)
+  })
+
+  it('when an assistant retries create_reservation with the same key, then it books once', async () => {
+    const { service } = await bookableLink(t, acme, `assistant-${acme.organization.id}`)
+    const assistant = await created(t, acme, '/ai-assistants', { name: 'Desk', internal_tools: { tools: { create_reservation: { enabled: true } } } })
+    const person = await created(t, acme, '/contacts', { first_name: 'Lee' })
+    const key = newKey()
+    const body = { assistant_id: assistant.id, tool: 'create_reservation', arguments: { service_id: service.id, contact_id: person.id, start_datetime: at(inDays(4), '11:00') } }
+    const first = await t.http().post('/ai-assistant-tool-calls').set(acme.key).set('Idempotency-Key', key).send(body)
+    expect(first.status, JSON.stringify(first.body)).toBe(201)
+    const again = await t.http().post('/ai-assistant-tool-calls').set(acme.key).set('Idempotency-Key', key).send(body)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.body).toEqual(first.body)
+    expect(await t.db('reservations').where({ organization_id: acme.organization.id, contact_id: person.id }).whereNull('deleted_at')).toHaveLength(1)
+  })
+
+  it('when the OpenAPI document is read, then every POST and PATCH offers Idempotency-Key and documents 409, 422 and Idempotent-Replayed', async () => {
+    const { body: document } = await t.http().get('/openapi.json')
+    const operations = Object.values(document.paths).flatMap((item: any) => ['post', 'patch'].map((method) => item[method]).filter(Boolean))
+    expect(operations.length).toBeGreaterThan(50)
+    for (const operation of operations) {
+      expect(operation.parameters.map((parameter: any) => parameter.name)).toContain('Idempotency-Key')
+      expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['409', '422']))
+    }
+    expect(document.paths['/contacts'].post.responses['201'].headers).toHaveProperty('Idempotent-Replayed')
+    const rotate = document.paths['/webhook-subscriptions/{id}#rotate-secret'].post
+    expect(rotate.parameters.map((parameter: any) => parameter.name)).toEqual(['id', 'X-Service-Method', 'Idempotency-Key'])
+    expect(document.paths['/webhook-deliveries/{id}#redeliver'].post.responses).toHaveProperty('404')
   })
 
   it('when a key has expired, then it is pruned and the same key runs a new request', async () => {

@@ -5,7 +5,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { at, created, inDays, link, resourceWithHours } from '../reservations/fixtures.js'
+import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
 import { startReceiver } from './receiver.js'
 import type { Receiver, ReceivedRequest } from './receiver.js'
 
@@ -314,11 +314,7 @@ describe('outbound webhooks', () => {
     })
 
     it('when a public booking books a reservation, then reservations.created is sent; a booking refused with 409 sends nothing', async () => {
-      const service = await created(t, acme, '/reservation-services', { name: 'Cut', duration_minutes: 60, max_advance_days: 400 })
-      const stylist = await resourceWithHours(t, acme, { name: 'Ana' }, [['09:00', '17:00']])
-      await link(t, acme, service.id, stylist.id)
-      const slug = `hooks-${acme.organization.id}`
-      await created(t, acme, '/reservation-booking-links', { slug, name: 'Hooks', service_ids: [service.id] })
+      const { service, slug } = await bookableLink(t, acme, `hooks-${acme.organization.id}`)
       const subscription = await subscribe(acme, { events: ['reservations.created'] })
       const body = { service_id: service.id, start_datetime: at(inDays(5), '10:00'), contact: { first_name: 'Ivo', email: 'ivo@example.test' } }
       const booked = await t.http().post(`/public/booking-links/${slug}/reservations`).send(body)

@@ -27,6 +27,7 @@ export const webhookDelivery = (app: Application) => {
       redeliver: {
         data: webhookDeliveryRedeliverValidator,
         docs: {
+          byId: true,
           data: webhookDeliveryRedeliverSchema,
           result: webhookDeliverySchema,
           description: 'POST /webhook-deliveries/{id}: posts the event again (same webhook-id and body), after the earlier events of its subscription; 409 while it is pending.'

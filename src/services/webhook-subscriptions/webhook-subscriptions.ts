@@ -47,6 +47,7 @@ export const webhookSubscription = (app: Application) => {
       'rotate-secret': {
         data: webhookSubscriptionRotateValidator,
         docs: {
+          byId: true,
           data: webhookSubscriptionRotateSchema,
           result: webhookSubscriptionSchema,
           description: 'POST /webhook-subscriptions/{id}: a new signing secret, returned in this answer only; the old secret stops signing at once.'
