@@ -5,6 +5,7 @@ import serveStatic from 'koa-static'
 import type { Context, Next } from 'koa'
 import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
+import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
 
 /** What a service registration declares about itself for the OpenAPI document. */
 export interface ServiceDocs {
@@ -44,7 +45,8 @@ const replayedHeader = { 'Idempotent-Replayed': { description: "'true' when the 
 
 /** Adds the Idempotency-Key header, its answers and the Idempotent-Replayed response header to every POST and PATCH. */
 function withIdempotencyKeys(paths: Record<string, any>) {
-  for (const item of Object.values(paths)) {
+  for (const [location, item] of Object.entries(paths)) {
+    if (NOT_IDEMPOTENT_PATHS.has(location)) continue
     for (const method of ['post', 'patch']) {
       const operation = item?.[method]
       if (!operation) continue
