@@ -10,7 +10,8 @@ import { startReceiver } from './receiver.js'
 import type { Receiver, ReceivedRequest } from './receiver.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const TIMEOUT_MS = 300
+// Generous: the receiver shares this process's event loop with the embedded database.
+const TIMEOUT_MS = 1000
 
 describe('outbound webhooks', () => {
   let t: TestApp
@@ -312,12 +313,14 @@ describe('outbound webhooks', () => {
       const invitation = await t.http().post('/organizations-users-invites').set(acme.bearer).send({ organization_id: acme.organization.id, email: 'new@example.test', role: 'member' })
       expect(invitation.status, JSON.stringify(invitation.body)).toBe(201)
       await drain()
-      const types = receiver.received.map((request) => verify(subscription.secret, request).type)
+      // At least once: an attempt whose answer came late is sent again, so events count once per webhook-id.
+      const events = new Map(receiver.received.map((request) => [request.headers['webhook-id'], verify(subscription.secret, request)]))
+      const types = [...events.values()].map((event) => event.type)
       expect(types).toEqual([
         'companies.created', 'contacts.created', 'activities.created',
         'conversations.created', 'conversation-messages.created', 'invitations.created'
       ])
-      const invited = receiver.received.map((request) => verify(subscription.secret, request)).find((event) => event.type === 'invitations.created')
+      const invited = [...events.values()].find((event) => event.type === 'invitations.created')
       expect(invited.data.object).not.toHaveProperty('token_hash')
     })
 
@@ -330,7 +333,7 @@ describe('outbound webhooks', () => {
       const taken = await t.http().post(`/public/booking-links/${slug}/reservations`).send({ ...body, contact: { first_name: 'Jan', email: 'jan@example.test' } })
       expect(taken.status).toBe(409)
       await drain()
-      const events = receiver.received.map((request) => verify(subscription.secret, request))
+      const events = [...new Map(receiver.received.map((request) => [request.headers['webhook-id'], verify(subscription.secret, request)])).values()]
       expect(events.map((event) => event.type)).toEqual(['reservations.created'])
       const [reservation] = await t.db('reservations').where({ organization_id: acme.organization.id, service_id: service.id })
       expect(events[0].data.object).toMatchObject({ id: reservation.id, service_id: service.id, source: 'booking_link' })
