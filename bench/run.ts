@@ -53,6 +53,8 @@ interface Fixtures {
   whatsappConversationIds: Int32Array
   firstActivityDate: string
   activityDays: number
+  /** The distinct updated_at of the large organization's contacts (deleted ones included): where sync cursors fall. */
+  contactUpdatedAts: string[]
 }
 
 type ServerName = 'service' | 'baseline' | 'service without rate limit'
@@ -137,6 +139,18 @@ const SCENARIOS: Scenario[] = [
     request: (f) => ({
       method: 'GET', path: '/conversation-messages-whatsapp', headers: key(f),
       body: { query: { organization_id: f.seed.large.organizationId, conversation_id: randomOf(f.whatsappConversationIds), $sort: { created_at: -1 }, $limit: 50 } }
+    })
+  },
+  {
+    id: 'S1', title: 'GET /contacts, $withDeleted keyset page ($after a random cursor), $limit 100', server: 'service', p99TargetMs: 50,
+    request: (f) => ({
+      method: 'GET', path: '/contacts', headers: key(f),
+      body: {
+        query: {
+          organization_id: f.seed.large.organizationId, $withDeleted: true, $limit: 100, $sort: { updated_at: 1, id: 1 },
+          $after: { updated_at: f.contactUpdatedAts[crypto.randomInt(f.contactUpdatedAts.length)], id: randomOf(f.contactIds) }
+        }
+      }
     })
   },
   {
@@ -310,7 +324,9 @@ async function loadFixtures(db: Knex): Promise<Fixtures> {
         .rows.map((r: { id: number }) => r.id)
     ),
     firstActivityDate: range.first,
-    activityDays: Number(range.days)
+    activityDays: Number(range.days),
+    contactUpdatedAts: (await db.raw('SELECT DISTINCT updated_at FROM contacts WHERE organization_id = ?', [organizationId]))
+      .rows.map((r: { updated_at: Date }) => r.updated_at.toISOString())
   }
 }
 

@@ -13,6 +13,7 @@ import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
+import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
@@ -77,6 +78,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(rejectNulCharacters())
   openApi(app)
   app.use(idempotency(app))
+  app.use(mcpEndpoint(app))
 
   await database(app)
   app.configure(outbox)

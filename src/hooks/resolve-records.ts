@@ -5,7 +5,7 @@ import type { HookContext, NextFunction } from '../declarations.js'
 type Row = Record<string, any>
 
 /** Applies a function to whatever a method answers: one record, a list, or anything with a `data` array. */
-async function mapRecords(result: any, map: (record: Row) => Promise<Row>) {
+export async function mapRecords(result: any, map: (record: Row) => Promise<Row>) {
   if (Array.isArray(result)) return Promise.all(result.map(map))
   if (result && Array.isArray(result.data)) return { ...result, data: await Promise.all(result.data.map(map)) }
   if (result && typeof result === 'object') return map(result)

@@ -24,6 +24,29 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
   filterable?: ReadonlySet<string>
 }
 
+/** A condition on stored custom-field values (built by the resource factory from custom_fields_by_name filters). */
+export type CustomFieldFilter =
+  /** The record's values contain any of these objects (jsonb @>, served by the GIN index on custom_fields). */
+  | { anyOf: Record<string, unknown>[] }
+  /** A number or date range on one field, served by custom_field_ranges (migration 20261123001400_sync). */
+  | { organizationId: number; key: string; column: 'number_value' | 'date_value'; comparisons: ['>' | '>=' | '<' | '<=', unknown][] }
+
+/** The cursor of a keyset page: the (updated_at, id) of the last record read. */
+export interface KeysetCursor {
+  updated_at: string
+  id: number
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** $withDeleted: deleted records are listed too, with their deleted_at. */
+    withDeleted?: boolean
+    /** $after: a keyset page, the records after this (updated_at, id) in the $sort direction. */
+    after?: KeysetCursor
+    customFieldFilters?: CustomFieldFilter[]
+  }
+}
+
 /** A page of search matches in the spec's list envelope. */
 export interface SearchPage<T> {
   total: number
@@ -90,8 +113,16 @@ export class RecordService<
   createQuery(params: ServiceParams = {} as ServiceParams) {
     const { filters } = this.filterQuery(params)
     const builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined } } as ServiceParams)
-    if (this.softDelete) builder.whereNull(`${this.table}.deleted_at`)
+    if (this.softDelete && !params.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
     const sort: Record<string, 1 | -1> = { ...(filters.$sort ?? {}) }
+    if (params.after) {
+      // A row comparison: one range of the (organization_id, updated_at, id) index, whatever the page.
+      const direction = Number(sort.updated_at) === -1 ? '<' : '>'
+      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [
+        `${this.table}.updated_at`, `${this.table}.id`, params.after.updated_at, params.after.id
+      ])
+    }
+    for (const filter of params.customFieldFilters ?? []) this.whereCustomFields(builder, filter)
     for (const [column, direction] of Object.entries(sort)) {
       builder.orderBy(qualify(this.table, column), Number(direction) === -1 ? 'desc' : 'asc')
     }
@@ -99,10 +130,26 @@ export class RecordService<
     return builder
   }
 
+  private whereCustomFields(builder: Knex.QueryBuilder, filter: CustomFieldFilter) {
+    const column = `${this.table}.custom_fields`
+    if ('anyOf' in filter) {
+      builder.where((any) => {
+        for (const values of filter.anyOf) any.orWhereRaw('?? @> ?::jsonb', [column, JSON.stringify(values)])
+      })
+      return
+    }
+    const matching = this.knex('custom_field_ranges')
+      .select('record_id')
+      .where({ organization_id: filter.organizationId, table_name: this.table, key: filter.key })
+    for (const [operator, value] of filter.comparisons) matching.where(filter.column, operator, value as any)
+    builder.whereIn(`${this.table}.id`, matching)
+  }
+
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
+    if (params.after) return this.keysetPage(builder, filters.$limit, Boolean(paginate && paginate.default))
     const countQuery = this.countQuery(builder, params)
     if (filters.$limit) builder.limit(filters.$limit)
     if (filters.$skip) builder.offset(filters.$skip)
@@ -112,6 +159,19 @@ export class RecordService<
     ])
     if (!count) return data as Result[]
     return { total: Number(count[0]?.total ?? 0), limit: filters.$limit, skip: filters.$skip || 0, data: data as Result[] }
+  }
+
+  /**
+   * A keyset page ($after): no total (counting the rest of a million-row sync would cost more
+   * than the page), and `next`, the cursor of its last record, to pass as the next $after.
+   * The sync has caught up when a page holds fewer than $limit records.
+   */
+  private async keysetPage(builder: Knex.QueryBuilder, limit: number, paginate: boolean) {
+    const data: Record<string, any>[] = limit === 0 ? [] : await builder.limit(limit)
+    if (!paginate) return data as Result[]
+    const last = data[data.length - 1]
+    const next = last ? { updated_at: new Date(last.updated_at).toISOString(), id: last.id } : null
+    return { limit, skip: 0, next, data: data as Result[] }
   }
 
   /**

@@ -6,21 +6,24 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { TObject, TSchema } from '@feathersjs/typebox'
 import type { Knex } from 'knex'
 import type { Application, HookContext, NextFunction, Role, ServiceTypes } from '../declarations.js'
-import { authenticated } from '../hooks/authenticate.js'
+import { READ_METHODS, authenticated } from '../hooks/authenticate.js'
 import { refuseApiKeyCallers } from '../hooks/api-key-callers.js'
+import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
-import { representRecord, resolveRecords } from '../hooks/resolve-records.js'
+import { mapRecords, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
 import { databaseOf } from '../hooks/tenant-scope.js'
-import { RecordId } from '../schemas.js'
+import { MAX_IN_LIST, RecordId } from '../schemas.js'
 import { queryValidator } from '../validators.js'
-import { storeCustomFieldValues } from './custom-fields/custom-field-values.js'
+import { definitionsFor, storeCustomFieldValues, valueProblem } from './custom-fields/custom-field-values.js'
+import type { CustomFieldDefinition } from './custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
+import type { CustomFieldFilter } from './record-service.js'
 import { attachRelations } from './joins.js'
 import type { JoinSpec } from './joins.js'
-import type { ServiceDocs } from '../openapi.js'
+import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
 type WriteMethod = 'create' | 'patch' | 'remove'
@@ -33,16 +36,18 @@ export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Pr
 export interface CustomMethod {
   /** Validator of the body; the method's data. */
   data: Validator
-  /** For the OpenAPI document; byId: sent to /<path>/{id} (the id reaches the method as params.pathId). */
-  docs: { data: TSchema; result?: TSchema; description?: string; byId?: boolean }
+  /** For the OpenAPI document: the body, the answer, and a summary in the resource's words. */
+  docs: CustomMethodDocs
   /** Rules run after the body is validated and the organization pinned. */
   before?: ResourceHook[]
+  /** The method only reads (a search): an API key with the scope 'read' may call it. */
+  reads?: boolean
 }
 
 /** PATCH /<path> without an id: a change of many records at once (e.g. the bulk activity completion). */
 export interface MultiPatch {
   data: Validator
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  docs: CustomMethodDocs
   before?: ResourceHook[]
 }
 
@@ -84,10 +89,11 @@ export interface TenantResourceOptions {
   joins?: { flag?: string; list?: Relation[]; record?: Relation[] }
   /** The resource's own rules, run after validation and references, before the data resolver. */
   rules?: Partial<Record<WriteMethod | 'find' | 'get', ResourceHook[]>>
-  after?: Partial<Record<WriteMethod, ResourceHook[]>>
+  /** After hooks of the write methods and of custom methods (by name). */
+  after?: Partial<Record<string, ResourceHook[]>>
   custom?: Record<string, CustomMethod>
   multiPatch?: MultiPatch
-  docs?: Pick<ServiceDocs, 'paths' | 'createContentType'>
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }
 
@@ -99,6 +105,9 @@ const idQueryValidator = getValidator(idQuerySchema, queryValidator)
 export function listFlags(query: TObject, result: TObject): string[] {
   return Object.keys(query.properties).filter((key) => !key.startsWith('$') && !(key in result.properties))
 }
+
+/** The list query keys that filter on a custom field by name: custom_fields_by_name.<name>. */
+const CUSTOM_FIELD_FILTER = 'custom_fields_by_name.'
 
 /** The columns a query may filter on: the list schema's fields, and id and organization_id. */
 function filterableColumns(query: TObject, flags: string[]) {
@@ -113,15 +122,21 @@ function filterableColumns(query: TObject, flags: string[]) {
  */
 function validateQueries(options: TenantResourceOptions, flags: string[]): ResourceHook {
   const listFlag = options.joins?.flag
+  const selects = '$select' in options.schemas.query.properties
+  const takeSelect = selectedFields(options)
+  const filtersCustomFields = options.customFields?.by === 'name'
   return async (context) => {
     const query = context.params.query as Record<string, unknown> | undefined
     if (context.method === 'find') {
+      if (filtersCustomFields && query) context.params.query = takeCustomFieldQuery(context, query)
       await schemaHooks.validateQuery(options.validators.query)(context)
       if (listFlag && context.params.query?.[listFlag] !== undefined) {
         const { [listFlag]: flag, ...rest } = context.params.query
         context.params.joinList = flag === true
         context.params.query = rest
       }
+      takeSyncParameters(context)
+      takeSelect(context)
       return
     }
     if (query) {
@@ -132,8 +147,76 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
       }
       context.params.query = kept
     }
+    if (selects && context.method === 'get') takeSelect(context)
     await schemaHooks.validateQuery(idQueryValidator)(context)
   }
+}
+
+/**
+ * $select: taken out of the query into params.selectFields, each name checked against the
+ * resource's schema (joined objects by their names, e.g. company). The records are read whole
+ * and trimmed on the way out (selectFields), so resolvers and joins still see the columns they
+ * need; naming a joined object attaches the joins as the list flag would.
+ */
+function selectedFields(options: TenantResourceOptions) {
+  const fields = new Set(Object.keys(options.schemas.result.properties))
+  const relations = [...(options.joins?.list ?? []), ...(options.joins?.record ?? [])]
+  const joined = new Set(relations.flatMap((relation) => (typeof relation === 'function' ? [] : [relation.as])))
+  return (context: HookContext) => {
+    const query = context.params.query as Record<string, unknown> | undefined
+    if (!query || query.$select === undefined) return
+    const { $select, ...rest } = query
+    const names = Array.isArray($select) ? $select : [$select]
+    for (const name of names) {
+      if (typeof name !== 'string' || !fields.has(name)) throw fieldError(`$select.${String(name)}`, 'is not a field of this resource')
+    }
+    context.params.selectFields = names as string[]
+    if (names.some((name) => joined.has(name as string))) context.params.joinList = true
+    context.params.query = rest
+  }
+}
+
+/** $withDeleted and $after, taken out of a validated list query into params for RecordService. */
+function takeSyncParameters(context: HookContext) {
+  const { $withDeleted, $after, ...rest } = context.params.query ?? {}
+  if ($withDeleted === true) context.params.withDeleted = true
+  if ($after !== undefined) {
+    if (rest.$skip !== undefined) throw fieldError('$after', 'cannot be combined with $skip: a keyset page starts after its cursor')
+    const sort = rest.$sort as Record<string, number> | undefined
+    if (sort === undefined) rest.$sort = { updated_at: 1, id: 1 }
+    else if (Object.keys(sort).join(',') !== 'updated_at,id' || Number(sort.updated_at) !== Number(sort.id)) {
+      throw fieldError('$sort', 'must be {updated_at, id}, both in one direction, with $after')
+    }
+    context.params.after = $after
+  }
+  context.params.query = rest
+}
+
+/** The custom_fields_by_name.<name> keys of a list query, kept in params until the organization is known. */
+function takeCustomFieldQuery(context: HookContext, query: Record<string, unknown>) {
+  const kept: Record<string, unknown> = {}
+  const custom: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(query)) {
+    if (key.startsWith(CUSTOM_FIELD_FILTER)) custom[key.slice(CUSTOM_FIELD_FILTER.length)] = value
+    else kept[key] = value
+  }
+  if (Object.keys(custom).length > 0) context.params.customFieldQuery = custom
+  return kept
+}
+
+/** Trims what a call answers to the $select fields (and id), records of a page included. */
+const selectFields = async (context: HookContext, next: NextFunction) => {
+  await next()
+  const fields = context.params.selectFields
+  if (!fields) return
+  const keep = ['id', ...fields]
+  const pick = async (record: Record<string, any>) => {
+    const picked: Record<string, any> = {}
+    for (const field of keep) if (field in record) picked[field] = record[field]
+    return picked
+  }
+  context.result = await mapRecords(context.result, pick)
+  if (context.dispatch) context.dispatch = await mapRecords(context.dispatch, pick)
 }
 
 /** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
@@ -155,6 +238,75 @@ function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): Resour
       await attach(db, [result], joins.list)
     }
   }
+}
+
+/**
+ * custom_fields_by_name.<name> filters of a list, once the organization is pinned: each name
+ * must be a live custom field of the organization (else 400 naming it); equality and $in on any
+ * field, ranges ($gt, $gte, $lt, $lte) on number and date fields; values checked like stored ones.
+ */
+function filterCustomFields(entity: CustomFieldEntity): ResourceHook {
+  return async (context) => {
+    const input = context.params.customFieldQuery
+    if (!input) return
+    const organizationId = context.params.query!.organization_id as number
+    const definitions = new Map((await definitionsFor(context, organizationId, entity)).map((definition) => [definition.name, definition]))
+    const filters: CustomFieldFilter[] = []
+    for (const [name, condition] of Object.entries(input)) {
+      const definition = definitions.get(name)
+      if (!definition) throw fieldError(`${CUSTOM_FIELD_FILTER}${name}`, 'is not a custom field name of this organization')
+      filters.push(...customFieldConditions(definition, condition, organizationId))
+    }
+    context.params.customFieldFilters = filters
+  }
+}
+
+const RANGE_OPERATORS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const
+type RangeOperator = keyof typeof RANGE_OPERATORS
+
+/** Query strings are text: a number or boolean field's value arrives as '5' or 'true'. */
+function coerceFilterValue(definition: CustomFieldDefinition, value: unknown) {
+  if (typeof value !== 'string') return value
+  if (definition.field_type === 'number' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value)
+  if (definition.field_type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true'
+  return value
+}
+
+/** The conditions of one custom-field filter: a containment (equality, $in) and/or a range. */
+function customFieldConditions(definition: CustomFieldDefinition, condition: unknown, organizationId: number): CustomFieldFilter[] {
+  const field = `${CUSTOM_FIELD_FILTER}${definition.name}`
+  const multiselect = definition.field_type === 'multiselect'
+  // A multiselect value matches when it holds the option asked for.
+  const contained = (raw: unknown) => {
+    const value = coerceFilterValue(definition, raw)
+    const problem = multiselect ? valueProblem(definition, [value]) : valueProblem(definition, value)
+    if (problem) throw fieldError(field, problem)
+    return { [definition.key]: multiselect ? [value] : value }
+  }
+  const isOperators = condition !== null && typeof condition === 'object' && !Array.isArray(condition)
+  if (!isOperators) return [{ anyOf: [contained(condition)] }]
+  const filters: CustomFieldFilter[] = []
+  const comparisons: ['>' | '>=' | '<' | '<=', unknown][] = []
+  const ranged = definition.field_type === 'number' || definition.field_type === 'date'
+  for (const [operator, value] of Object.entries(condition as Record<string, unknown>)) {
+    if (operator === '$in') {
+      const values = Array.isArray(value) ? value : [value]
+      if (values.length === 0 || values.length > MAX_IN_LIST) throw fieldError(field, `$in takes 1 to ${MAX_IN_LIST} values`)
+      filters.push({ anyOf: values.map(contained) })
+    } else if (operator in RANGE_OPERATORS && ranged) {
+      const bound = coerceFilterValue(definition, value)
+      const problem = valueProblem(definition, bound)
+      if (problem) throw fieldError(field, problem)
+      comparisons.push([RANGE_OPERATORS[operator as RangeOperator], bound])
+    } else {
+      throw fieldError(field, `takes a value, $in${ranged ? ', $gt, $gte, $lt or $lte' : ''} (${definition.field_type} field)`)
+    }
+  }
+  if (comparisons.length > 0) {
+    const column = definition.field_type === 'number' ? 'number_value' : 'date_value'
+    filters.push({ organizationId, key: definition.key, column, comparisons })
+  }
+  return filters
 }
 
 const runAll = (hooks: ResourceHook[]) => async (context: HookContext) => {
@@ -209,10 +361,12 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     events: [],
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
+    readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
     koa: options.koa,
     docs: {
       description: options.description,
       ...options.docs,
+      customFieldFilters: options.customFields?.by === 'name',
       schemas: { result: schemas.result, data: schemas.data, patch: schemas.patch, query: schemas.query, ...customDocs }
     }
   } as any)
@@ -223,7 +377,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
     all: [validateQueries(options, flags), oneRecordBody, scopeFor(options)],
-    find: rules.find ?? [],
+    find: [...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []), ...(rules.find ?? [])],
     get: rules.get ?? [],
     create: writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data),
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
@@ -239,13 +393,13 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     after.find = [joins]
     after.get = [joins]
   }
-  for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...hooks]
+  for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...(hooks ?? [])]
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
   const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external))
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+      all: [authenticationFor(options), selectFields, transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
     },
     before: before as any,
     after: after as any
@@ -261,6 +415,8 @@ export interface TenantOperationOptions {
   service: any
   methods: readonly string[]
   description: string
+  /** One line for the OpenAPI document (default: the description's first sentence). */
+  summary?: string
   /** For the OpenAPI document: the result, and the body of create or the query of find. */
   schemas: { result?: TSchema; data?: TSchema; query?: TSchema }
   /** The query of find, or the body of create. */
@@ -284,7 +440,7 @@ export function tenantOperation(app: Application, options: TenantOperationOption
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-operation',
-    docs: { description: options.description, paths: options.docs?.paths, schemas: options.schemas }
+    docs: { description: options.description, summary: options.summary, paths: options.docs?.paths, schemas: options.schemas }
   } as any)
   const scope = scopeToTenant({ roles: options.roles })
   app.service(path).hooks({
@@ -340,5 +496,9 @@ declare module '@feathersjs/feathers' {
   interface Params {
     /** The list join flag of the call (fastJoinFor…List), taken out of the query by the factory. */
     joinList?: boolean
+    /** $select: the fields the answer keeps (id always), taken out of the query by the factory. */
+    selectFields?: string[]
+    /** The custom_fields_by_name.<name> filters of a list, by name, until they are checked. */
+    customFieldQuery?: Record<string, unknown>
   }
 }

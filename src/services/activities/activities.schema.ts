@@ -118,8 +118,10 @@ const sortable = [
 export const activityQuerySchema = Type.Object(
   {
     ...listQuery(activitySchema, [
-      'organization_id', 'assigned_to_user_id', 'created_by_user_id', 'deal_id', 'contact_id', 'company_id', 'activity_type', 'done'
+      'organization_id', 'assigned_to_user_id', 'created_by_user_id', 'deal_id', 'contact_id', 'company_id', 'activity_type', 'done',
+      'created_at', 'updated_at'
     ], {
+      sync: true,
       flags: {
         fastJoinForActivityList: Type.Optional(Type.Boolean({ description: 'adds created_by_user, assigned_to_user, deal, contact and company to each row' }))
       }

@@ -65,6 +65,7 @@ export const companyQuerySchema = Type.Object(
   {
     ...listQuery(companySchema, ['organization_id', 'name', 'industry', 'size', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
       operators: { name: { $ilike: Type.String() } },
+      sync: true,
       flags: { fastJoinForCompanyList: Type.Optional(Type.Boolean({ description: 'adds creator and owner to each row' })) }
     }).properties
   },

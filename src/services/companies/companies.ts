@@ -33,7 +33,8 @@ export const company = (app: Application) =>
     custom: {
       search: {
         data: companySearchValidator,
-        docs: { data: companySearchSchema, result: companySearchResultSchema, description: 'Partial, case-insensitive match on name or website.' }
+        docs: { data: companySearchSchema, result: companySearchResultSchema, description: 'Partial, case-insensitive match on name or website.' },
+        reads: true
       }
     }
   })

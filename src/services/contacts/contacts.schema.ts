@@ -86,6 +86,7 @@ export const contactQuerySchema = Type.Object(
   {
     ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
       operators: { first_name: { $ilike: Type.String() }, last_name: { $ilike: Type.String() }, email: { $ilike: Type.String() } },
+      sync: true,
       flags: { fastJoinForContactList: Type.Optional(Type.Boolean({ description: 'adds company {id, name} and owner {id, first_name, last_name}' })) }
     }).properties
   },
@@ -107,3 +108,49 @@ export type ContactSearch = Static<typeof contactSearchSchema>
 export const contactSearchValidator = getValidator(contactSearchSchema, dataValidator)
 
 export const contactSearchResultSchema = searchResult('ContactSearchResult', contactSchema)
+
+export const DUPLICATE_MODES = ['email', 'phone', 'name'] as const
+/** The most contacts one merge folds into its primary. */
+export const MAX_MERGED = 50
+
+export const contactDuplicateSearchSchema = Type.Object(
+  {
+    searchIn: Type.Unsafe<(typeof DUPLICATE_MODES)[number]>({
+      type: 'string', enum: [...DUPLICATE_MODES],
+      description: "what duplicates share: the e-mail (any case), the phone (digits within its country code) or the name (first and last, any case or accent)"
+    }),
+    organization_id: Type.Optional(RecordId),
+    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'groups per page (default 10)' })),
+    $skip: Type.Optional(Type.Integer({ minimum: 0 }))
+  },
+  { $id: 'ContactDuplicateSearch', additionalProperties: false }
+)
+export type ContactDuplicateSearch = Static<typeof contactDuplicateSearchSchema>
+export const contactDuplicateSearchValidator = getValidator(contactDuplicateSearchSchema, dataValidator)
+
+export const DuplicateGroup = Type.Object({
+  value: Type.String({ description: 'the shared value, as compared (e.g. the lower-cased e-mail)' }),
+  count: Type.Integer({ description: 'live contacts sharing it' }),
+  contact_ids: Type.Array(RecordId, { description: 'their ids, oldest first (at most 20)' })
+})
+export const contactDuplicatesSchema = Type.Object(
+  {
+    total: Type.Integer({ description: 'groups in all' }),
+    limit: Type.Integer(),
+    skip: Type.Integer(),
+    groups: Type.Array(DuplicateGroup),
+    data: Type.Array(contactSchema, { description: 'the contacts of the groups of this page' })
+  },
+  { $id: 'ContactDuplicates' }
+)
+
+export const contactMergeSchema = Type.Object(
+  {
+    primary_id: RecordId,
+    duplicate_ids: Type.Array(RecordId, { minItems: 1, maxItems: MAX_MERGED, uniqueItems: true }),
+    organization_id: Type.Optional(RecordId)
+  },
+  { $id: 'ContactMerge', additionalProperties: false }
+)
+export type ContactMerge = Static<typeof contactMergeSchema>
+export const contactMergeValidator = getValidator(contactMergeSchema, dataValidator)

@@ -139,11 +139,15 @@ class OutgoingMessages {
   }
 }
 
+/** A channel as people write it, in the summaries of the OpenAPI document. */
+const channelName = (channel: Channel) => ({ whatsapp: 'WhatsApp', instagram: 'Instagram', messenger: 'Messenger', sms: 'SMS', webchat: 'web chat' } as Partial<Record<Channel, string>>)[channel] ?? channel
+
 export const conversationMessages = (app: Application) => {
   for (const channel of CHANNELS) {
     const sendSchema = channel === 'playground' ? playgroundSendSchema : messageSendSchema
     tenantResource(app, {
       path: messagePath(channel),
+      docs: { noun: { one: `${channelName(channel)} message` } },
       service: new ConversationMessageService(getOptions(app, channel)),
       methods: channel === 'sms' || channel === 'playground' ? messageMethods : messageReadMethods,
       description: `Messages of ${channel} conversations ($limit at most 50; oldest first; keyset paging with created_at $lt/$gt)` +
@@ -159,6 +163,7 @@ export const conversationMessages = (app: Application) => {
   for (const channel of OUTGOING_CHANNELS) {
     tenantOperation(app, {
       path: outgoingPath(channel),
+      summary: `Send a ${channelName(channel)} message, or add a note to the conversation`,
       service: new OutgoingMessages(app, channel),
       methods: outgoingMessageMethods,
       description: `Sends a message to a ${channel} conversation (status 'queued' until the provider delivers it), or adds a note.`,

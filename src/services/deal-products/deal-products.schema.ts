@@ -64,7 +64,7 @@ export type DealProductPatch = Static<typeof dealProductPatchSchema>
 export const dealProductPatchValidator = getValidator(dealProductPatchSchema, dataValidator)
 
 export const dealProductQuerySchema = Type.Object(
-  { ...listQuery(dealProductSchema, ['organization_id', 'deal_id', 'product_id', 'discount_type', 'created_at', 'updated_at']).properties },
+  { ...listQuery(dealProductSchema, ['organization_id', 'deal_id', 'product_id', 'discount_type', 'created_at', 'updated_at'], { sync: true }).properties },
   { $id: 'DealProductQuery', additionalProperties: false }
 )
 export type DealProductQuery = Static<typeof dealProductQuerySchema>

@@ -126,6 +126,7 @@ export const dealQuerySchema = Type.Object(
       ],
       {
         operators: { name: { $ilike: Type.String() } },
+        sync: true,
         flags: {
           fastJoinForDealsList: Type.Optional(
             Type.Boolean({ description: 'on lists, adds company, contact, pipelineStage and owner to each row (GET /deals/:id always has them)' })

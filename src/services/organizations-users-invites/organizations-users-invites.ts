@@ -79,6 +79,7 @@ export const invitation = (app: Application) => {
   app.configure(mail)
   tenantResource(app, {
     path: invitationPath,
+    docs: { noun: { one: 'invitation' } },
     service: new InvitationService(getOptions(app)),
     methods: invitationMethods,
     description:

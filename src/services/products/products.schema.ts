@@ -49,7 +49,8 @@ export const productPatchValidator = getValidator(productPatchSchema, dataValida
 export const productQuerySchema = Type.Object(
   {
     ...listQuery(productSchema, ['organization_id', 'name', 'sku', 'active', 'currency', 'created_at', 'updated_at'], {
-      operators: { name: { $ilike: Type.String() } }
+      operators: { name: { $ilike: Type.String() } },
+      sync: true
     }).properties
   },
   { $id: 'ProductQuery', additionalProperties: false }

@@ -23,7 +23,8 @@ export const product = (app: Application) =>
     custom: {
       search: {
         data: productSearchValidator,
-        docs: { data: productSearchSchema, result: productSearchResultSchema, description: 'Partial, case-insensitive match on name or SKU.' }
+        docs: { data: productSearchSchema, result: productSearchResultSchema, description: 'Partial, case-insensitive match on name or SKU.' },
+        reads: true
       }
     }
   })
