@@ -57,10 +57,14 @@ const idempotencyKey = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
   description: 'Makes a retry safe: the first request with a key runs and its answer is stored for IDEMPOTENCY_TTL_S (24 h); a repeat gets that answer with Idempotent-Replayed: true and writes nothing.'
 }
-const idempotencyResponses = {
-  409: { description: 'A request with the same Idempotency-Key is still running', ...json(ref('schemas', 'Error')) },
-  422: { description: 'The Idempotency-Key was used for another method, path or body (errors.idempotency_key)', ...json(ref('schemas', 'Error')) }
-}
+// A function: the error examples below are defined further down.
+const idempotencyResponses = () => ({
+  409: { description: 'A request with the same Idempotency-Key is still running', ...json(ref('schemas', 'Error'), errorExample('Conflict', 409, 'conflict', 'A request with this Idempotency-Key is still running; retry once it has answered')) },
+  422: {
+    description: 'The Idempotency-Key was used for another method, path or body (errors.idempotency_key)',
+    ...json(ref('schemas', 'Error'), errorExample('Unprocessable', 422, 'unprocessable', 'This Idempotency-Key was already used for a different request', { errors: { idempotency_key: 'was already used with another method, path or body; send a new key for a new request' } }))
+  }
+})
 const replayedHeader = { 'Idempotent-Replayed': { description: "'true' when the answer is the stored one of an earlier request with the same Idempotency-Key", schema: { type: 'string', enum: ['true'] } } }
 
 /** Adds the Idempotency-Key header, its answers and the Idempotent-Replayed response header to every POST and PATCH. */
@@ -74,7 +78,7 @@ function withIdempotencyKeys(paths: Record<string, any>) {
       for (const [status, response] of Object.entries(operation.responses ?? {}) as [string, any][]) {
         if (status.startsWith('2')) operation.responses[status] = { ...response, headers: { ...response.headers, ...replayedHeader } }
       }
-      operation.responses = { ...operation.responses, ...idempotencyResponses }
+      operation.responses = { ...idempotencyResponses(), ...operation.responses }
     }
   }
   return paths

@@ -174,8 +174,9 @@ export async function pruneIdempotencyKeys(db: Knex): Promise<number> {
   return pruned.length
 }
 
-// A login writes nothing, and its answer is a credential that must not be kept in a table.
-export const NOT_IDEMPOTENT_PATHS = new Set(['/authentication'])
+// A login writes nothing, and its answer is a credential that must not be kept in a table; /mcp is
+// a protocol session (its tool calls are JSON-RPC messages, not one request and one answer).
+export const NOT_IDEMPOTENT_PATHS = new Set(['/authentication', '/mcp'])
 
 /** Koa middleware of every POST and PATCH that carries an Idempotency-Key. */
 export const idempotency = (app: Application) => async (ctx: Context, next: Next) => {
