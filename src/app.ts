@@ -10,6 +10,7 @@ import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
+import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { mcpEndpoint } from './mcp/http.js'
@@ -79,10 +80,12 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(getBodyQuery())
   app.use(rejectNulCharacters())
   openApi(app)
+  app.use(idempotency(app))
   app.use(mcpEndpoint(app))
 
   await database(app)
   app.configure(outbox)
+  app.configure(pruneExpiredKeys)
   app.configure(rateLimiting)
   app.configure(rest())
   app.configure(socketTransport)

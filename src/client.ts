@@ -26,6 +26,8 @@ import { bulkActionClient } from './services/conversations-bulk-actions/conversa
 import { conversationFileClient } from './services/conversation-files/conversation-files.shared.js'
 import { automationClient } from './services/automations/automations.shared.js'
 import { executionClient } from './services/automations-executions/automations-executions.shared.js'
+import { webhookSubscriptionClient } from './services/webhook-subscriptions/webhook-subscriptions.shared.js'
+import { webhookDeliveryClient } from './services/webhook-deliveries/webhook-deliveries.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -70,5 +72,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(conversationFileClient)
   client.configure(automationClient)
   client.configure(executionClient)
+  client.configure(webhookSubscriptionClient)
+  client.configure(webhookDeliveryClient)
   return client
 }

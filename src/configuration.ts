@@ -71,7 +71,16 @@ export const configurationSchema = Type.Intersect([
     inviteLinkPath: Type.String(),
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
     emailVerificationTtlSeconds: Type.Number({ minimum: 1 }),
-    emailVerificationLinkPath: Type.String()
+    emailVerificationLinkPath: Type.String(),
+    /** How long a stored Idempotency-Key answer is replayed (docs/integrations.md). */
+    idempotencyTtlS: Type.Integer({ minimum: 1 }),
+    /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt, polling. */
+    webhookRetryBaseMs: Type.Number({ minimum: 0 }),
+    webhookMaxAttempts: Type.Integer({ minimum: 1 }),
+    webhookTimeoutMs: Type.Integer({ minimum: 1 }),
+    webhookPollIntervalMs: Type.Number({ minimum: 0 }),
+    /** Lets deliveries reach loopback, link-local and private addresses (tests, private networks). */
+    webhookAllowPrivate: Type.Boolean()
   })
 ])
 

@@ -6,6 +6,7 @@ import type { Context, Next } from 'koa'
 import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
 import { WEBHOOK_DOCS } from './channels/webhooks.js'
+import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
 
 /** What a custom method (POST with X-Service-Method) declares about itself for the OpenAPI document. */
 export interface CustomMethodDocs {
@@ -53,6 +54,41 @@ const WRITES = new Set(['post', 'patch', 'put', 'delete'])
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const json = (schema: unknown, example?: unknown) => ({ content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } })
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` })
+
+/** Every POST and PATCH takes an Idempotency-Key (docs/integrations.md, "Idempotent requests"). */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  description: 'Makes a retry safe: the first request with a key runs and its answer is stored for IDEMPOTENCY_TTL_S (24 h); a repeat gets that answer with Idempotent-Replayed: true and writes nothing.'
+}
+// A function: the error examples below are defined further down.
+const idempotencyResponses = () => ({
+  409: { description: 'A request with the same Idempotency-Key is still running', ...json(ref('schemas', 'Error'), errorExample('Conflict', 409, 'conflict', 'A request with this Idempotency-Key is still running; retry once it has answered')) },
+  422: {
+    description: 'The Idempotency-Key was used for another method, path or body (errors.idempotency_key)',
+    ...json(ref('schemas', 'Error'), errorExample('Unprocessable', 422, 'unprocessable', 'This Idempotency-Key was already used for a different request', { errors: { idempotency_key: 'was already used with another method, path or body; send a new key for a new request' } }))
+  }
+})
+const replayedHeader = { 'Idempotent-Replayed': { description: "'true' when the answer is the stored one of an earlier request with the same Idempotency-Key", schema: { type: 'string', enum: ['true'] } } }
+
+/** Adds the Idempotency-Key header, its answers and the Idempotent-Replayed response header to every POST and PATCH. */
+function withIdempotencyKeys(paths: Record<string, any>) {
+  for (const [location, item] of Object.entries(paths)) {
+    if (NOT_IDEMPOTENT_PATHS.has(location)) continue
+    for (const method of ['post', 'patch']) {
+      const operation = item?.[method]
+      if (!operation) continue
+      operation.parameters = [...(operation.parameters ?? []), idempotencyKey]
+      for (const [status, response] of Object.entries(operation.responses ?? {}) as [string, any][]) {
+        if (status.startsWith('2')) operation.responses[status] = { ...response, headers: { ...response.headers, ...replayedHeader } }
+      }
+      operation.responses = { ...idempotencyResponses(), ...operation.responses }
+    }
+  }
+  return paths
+}
 
 /** Removes TypeBox's symbols and turns nested $id schemas into plain ones. */
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
@@ -554,7 +590,7 @@ export function openApiDocument(app: Application) {
       }
     },
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths: { '/health': healthPath, '/authentication': authenticationPath, '/mcp': mcpPath, ...paths }
+    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath, '/mcp': mcpPath, ...paths })
   }
 }
 

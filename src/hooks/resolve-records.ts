@@ -12,6 +12,19 @@ export async function mapRecords(result: any, map: (record: Row) => Promise<Row>
   return result
 }
 
+async function applyResolvers(resolvers: Resolver<any, HookContext>[], record: Row, context: HookContext) {
+  let resolved = record
+  for (const resolver of resolvers) resolved = await resolver.resolve(resolved, context, { original: record } as any)
+  return resolved
+}
+
+/** One stored record as the API returns it: the result resolvers, then the external one (webhook payloads). */
+export const representRecord =
+  (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) => async (record: Row, context: HookContext) => {
+    const resolved = await applyResolvers(resolvers, record, context)
+    return external ? external.resolve(resolved, context) : resolved
+  }
+
 /**
  * The one way results are resolved, for every method alike (a record, a list, a find page, a
  * search answer: Feathers' own resolvers treat {data: [...]} as a page only for find). The
@@ -23,13 +36,7 @@ export const resolveRecords =
   (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) =>
   async (context: HookContext, next: NextFunction) => {
     await next()
-    if (resolvers.length > 0) {
-      context.result = await mapRecords(context.result, async (record) => {
-        let resolved = record
-        for (const resolver of resolvers) resolved = await resolver.resolve(resolved, context, { original: record } as any)
-        return resolved
-      })
-    }
+    if (resolvers.length > 0) context.result = await mapRecords(context.result, (record) => applyResolvers(resolvers, record, context))
     const result = context.result
     if (!external || !result || typeof result !== 'object') return
     // A record keeps the dispatch it was given first (a service answering another's record).

@@ -1,4 +1,5 @@
 import { BadRequest, Forbidden, NotAuthenticated, NotFound } from '@feathersjs/errors'
+import type { Knex } from 'knex'
 import type { Caller, HookContext, Role } from '../declarations.js'
 
 export const FORBIDDEN_MESSAGE =
@@ -129,7 +130,7 @@ export async function loadBefore(context: HookContext): Promise<Record<string, a
 }
 
 /** The database a hook reads through: the call's transaction when it runs in one, else the pool. */
-export const databaseOf = (context: HookContext) => context.params.transaction?.trx ?? context.app.get('knex')
+export const databaseOf = (context: HookContext): Knex => context.params.transaction?.trx ?? context.app.get('knex')
 
 /** The organization a write targets: the scoped body on create, the stored record on patch. */
 export async function targetOrganization(context: HookContext): Promise<number> {

@@ -28,6 +28,8 @@ import { conversationBulkActions } from './conversations-bulk-actions/conversati
 import { conversationFile } from './conversation-files/conversation-files.js'
 import { automation } from './automations/automations.js'
 import { automationExecution } from './automations-executions/automations-executions.js'
+import { webhookSubscription } from './webhook-subscriptions/webhook-subscriptions.js'
+import { webhookDelivery } from './webhook-deliveries/webhook-deliveries.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -61,4 +63,6 @@ export const services = (app: Application) => {
   app.configure(conversationFile)
   app.configure(automation)
   app.configure(automationExecution)
+  app.configure(webhookSubscription)
+  app.configure(webhookDelivery)
 }

@@ -123,6 +123,14 @@ export class RecordService<
     return this.options.Model
   }
 
+  /**
+   * The call's transaction when it runs in one (the factory's write transaction, or a caller's),
+   * else the pool. A write opens its own transaction on this, so that it nests as a savepoint.
+   */
+  dbOf(params: { transaction?: { trx?: Knex.Transaction } } = {}): Knex {
+    return params.transaction?.trx ?? this.knex
+  }
+
   knexify(knexQuery: Knex.QueryBuilder, query: Record<string, any> = {}, parentKey?: string): Knex.QueryBuilder {
     const qualified: Record<string, any> = {}
     for (const [key, value] of Object.entries(query)) {

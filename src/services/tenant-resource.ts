@@ -12,7 +12,9 @@ import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
-import { mapRecords, resolveRecords } from '../hooks/resolve-records.js'
+import { mapRecords, representRecord, resolveRecords } from '../hooks/resolve-records.js'
+import { writeTransaction } from '../hooks/write-transaction.js'
+import { databaseOf } from '../hooks/tenant-scope.js'
 import { MAX_IN_LIST, RecordId } from '../schemas.js'
 import { queryValidator } from '../validators.js'
 import { definitionsFor, storeCustomFieldValues, valueProblem } from './custom-fields/custom-field-values.js'
@@ -225,20 +227,22 @@ const selectFields = async (context: HookContext, next: NextFunction) => {
 }
 
 /** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
-function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>, db: () => Knex): ResourceHook {
-  const attach = async (rows: Record<string, any>[], relations: Relation[]) => {
+function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
+  const attach = async (db: Knex, rows: Record<string, any>[], relations: Relation[]) => {
     const specs = relations.filter((relation): relation is JoinSpec => typeof relation !== 'function')
     const loaders = relations.filter((relation) => typeof relation === 'function') as Exclude<Relation, JoinSpec>[]
-    await Promise.all([attachRelations(db(), rows, specs), ...loaders.map((load) => load(db(), rows))])
+    await Promise.all([attachRelations(db, rows, specs), ...loaders.map((load) => load(db, rows))])
   }
   return async (context) => {
     const result = context.result as any
+    // Inside the call's transaction, when it runs in one (it may hold the only connection).
+    const db = databaseOf(context)
     if (context.method === 'find') {
-      if (joins.list && (!joins.flag || context.params.joinList)) await attach(result.data ?? result, joins.list)
+      if (joins.list && (!joins.flag || context.params.joinList)) await attach(db, result.data ?? result, joins.list)
     } else if (joins.record) {
-      await attach([result], joins.record)
+      await attach(db, [result], joins.record)
     } else if (context.params.joinList && joins.list) {
-      await attach([result], joins.list)
+      await attach(db, [result], joins.list)
     }
   }
 }
@@ -336,7 +340,8 @@ function writeChain(
 /**
  * Registers a tenant resource and owns its whole hook chain, in one order for every resource:
  *
- *   authentication (→ API keys refused, where declared) → result resolvers (around every method)
+ *   authentication (→ API keys refused, where declared) → the write transaction, when a write needs one
+ *   (webhook events, Idempotency-Key answer) → result resolvers (around every method)
  *   → query validation (list query for find, by-id query otherwise; list flags stripped)
  *   → a write's body is one JSON object → tenant scope and role check → body validation → references → the resource's rules
  *   → custom-field values → data resolver → the service method → joins → after rules.
@@ -414,7 +419,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
 
   const after: Record<string, ResourceHook[]> = {}
   if (options.joins) {
-    const joins = attachJoins(options.joins, () => app.get('knex'))
+    const joins = attachJoins(options.joins)
     after.find = [joins]
     after.get = [joins]
   }
@@ -426,9 +431,10 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   }
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
+  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external))
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), selectFields, ...(batchWrites ? [emitBatchEvents] : []), resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+      all: [authenticationFor(options), selectFields, ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
     },
     before: before as any,
     after: after as any

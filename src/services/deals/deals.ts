@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
 import { byExternalId } from '../batch-writes.js'
 import { oncePerCall } from '../../hooks/per-call.js'
 import { tenantResource } from '../tenant-resource.js'
@@ -27,7 +27,7 @@ const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
   }
   // Once per call and stage: the deals of a batch mostly share a few.
   const stage = await oncePerCall(context, `stage:${where.organization_id}:${where.id}:${where.pipeline_id}`, async () =>
-    context.app.get('knex')('pipeline_stages').first('id').where(where).whereNull('deleted_at'))
+    databaseOf(context)('pipeline_stages').first('id').where(where).whereNull('deleted_at'))
   if (!stage) throw new BadRequest('Invalid reference', { errors: { pipeline_stage_id: "must be a stage of the deal's pipeline" } })
   return context
 }
