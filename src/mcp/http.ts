@@ -1,9 +1,11 @@
 import { MethodNotAllowed } from '@feathersjs/errors'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { Context, Next } from 'koa'
 import type { Application } from '../declarations.js'
 import { API_KEY_PREFIX } from '../authentication.js'
-import { mcpServer, openSession } from './server.js'
+
+// The MCP SDK loads with the first /mcp request, not at start: most instances never serve one.
+let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./server.js')]> | undefined
+const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./server.js')]))
 
 export const MCP_PATH = '/mcp'
 
@@ -27,6 +29,7 @@ export const mcpEndpoint = (app: Application) => async (ctx: Context, next: Next
     ctx.set('Allow', 'POST')
     throw new MethodNotAllowed('The MCP endpoint is stateless: send JSON-RPC messages with POST')
   }
+  const [{ StreamableHTTPServerTransport }, { mcpServer, openSession }] = await loadSdk()
   const session = await openSession(app, apiKeyOf(ctx), ctx.get('x-assistant-id') || undefined)
   const server = mcpServer(app, session)
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
