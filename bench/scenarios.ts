@@ -14,6 +14,8 @@ export interface Fixtures {
   whatsappConversationIds: Int32Array
   firstActivityDate: string
   activityDays: number
+  /** The distinct updated_at of the large organization's contacts (deleted ones included): where sync cursors fall. */
+  contactUpdatedAts: string[]
 }
 
 export type ServerName = 'service' | 'baseline' | 'service without rate limit'
@@ -26,6 +28,8 @@ export interface Scenario {
   p99TargetMs?: number
   /** Throughput target in 2xx answers per second, where the issue sets one. */
   minReqPerSec?: number
+  /** Records each request writes, where scenarios compare writes per record (B-single, B-batch). */
+  records?: number
   request: (f: Fixtures) => BenchRequest
 }
 
@@ -103,6 +107,26 @@ export const SCENARIOS: Scenario[] = [
     })
   },
   {
+    id: 'S1', title: 'GET /contacts, $withDeleted keyset page ($after a random cursor), $limit 100', server: 'service', p99TargetMs: 50,
+    request: (f) => ({
+      method: 'GET', path: '/contacts', headers: key(f),
+      body: {
+        query: {
+          organization_id: f.seed.large.organizationId, $withDeleted: true, $limit: 100, $sort: { updated_at: 1, id: 1 },
+          $after: { updated_at: f.contactUpdatedAts[crypto.randomInt(f.contactUpdatedAts.length)], id: randomOf(f.contactIds) }
+        }
+      }
+    })
+  },
+  {
+    id: 'B-single', title: 'POST /contacts, one contact per request', server: 'service', records: 1,
+    request: (f) => ({ method: 'POST', path: '/contacts', headers: key(f), body: benchContact(f) })
+  },
+  {
+    id: 'B-batch', title: 'POST /contacts, an array of 100 contacts per request', server: 'service', records: 100,
+    request: (f) => ({ method: 'POST', path: '/contacts', headers: key(f), body: Array.from({ length: 100 }, () => benchContact(f)) })
+  },
+  {
     id: 'L-on', title: 'GET /companies/:id, rate limiter on', server: 'service',
     request: (f) => ({ method: 'GET', path: `/companies/${randomOf(f.companyIds)}`, headers: key(f) })
   },
@@ -113,6 +137,11 @@ export const SCENARIOS: Scenario[] = [
 ]
 
 const key = (f: Fixtures) => ({ 'x-api-key': f.seed.large.apiKey })
+/** A contact as an import sends it: names, a unique e-mail, a company of the organization. */
+const benchContact = (f: Fixtures) => {
+  const n = crypto.randomInt(1_000_000_000)
+  return { first_name: 'Bench', last_name: `Imported ${n}`, email: `bench.imported.${n}@example.com`, company_id: randomOf(f.companyIds) }
+}
 const unique = <T>(value: T, index: number, all: T[]) => all.indexOf(value) === index
 const addDays = (date: string, days: number) => new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10)
 
@@ -138,7 +167,9 @@ export async function loadFixtures(db: Knex, scale: number): Promise<Fixtures> {
         .rows.map((r: { id: number }) => r.id)
     ),
     firstActivityDate: range.first,
-    activityDays: Number(range.days)
+    activityDays: Number(range.days),
+    contactUpdatedAts: (await db.raw('SELECT DISTINCT updated_at FROM contacts WHERE organization_id = ?', [organizationId]))
+      .rows.map((r: { updated_at: Date }) => r.updated_at.toISOString())
   }
 }
 
@@ -158,7 +189,9 @@ export function serviceEnvironment(databaseUrl: string, dataDir: string): NodeJS
     RATE_LIMIT_POINTS: '100000000',
     RATE_LIMIT_WINDOW_S: '10',
     // With Redis, a fresh key space per run, so no earlier run's log counts.
-    RATE_LIMIT_PREFIX: `crm-bench:${crypto.randomUUID()}:`
+    RATE_LIMIT_PREFIX: `crm-bench:${crypto.randomUUID()}:`,
+    // The batch record budget too: B-batch writes thousands of records a second.
+    BATCH_RECORDS_PER_HOUR: '1000000000'
   }
 }
 

@@ -10,12 +10,15 @@ import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
+import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
+import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
+import { channelWebhooks } from './channels/index.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => async (ctx: Context, next: Next) => {
@@ -62,6 +65,8 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     app.use(invitationPage(app.get('inviteLinkPath')))
     app.use(verificationPage(app.get('emailVerificationLinkPath')))
   }
+  // Before the body parser: provider signatures are checked over the raw bytes.
+  app.use(channelWebhooks(app))
   app.use(
     bodyParser({
       parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],
@@ -75,9 +80,12 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(getBodyQuery())
   app.use(rejectNulCharacters())
   openApi(app)
+  app.use(idempotency(app))
+  app.use(mcpEndpoint(app))
 
   await database(app)
   app.configure(outbox)
+  app.configure(pruneExpiredKeys)
   app.configure(rateLimiting)
   app.configure(rest())
   app.configure(socketTransport)

@@ -86,13 +86,15 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
       throw new NotAuthenticated('Invalid API key')
     }
     const row = await this.verifiedKey(hashApiKey(apiKey))
-    // A key whose user has left the organization is as invalid as an unknown one.
-    if (!row) throw new NotAuthenticated('Invalid API key')
+    // A key whose user has left the organization is as invalid as an unknown one, and so is an
+    // expired key: checked on every request, so a remembered key stops at its expiry too.
+    if (!row || (row.expires_at && new Date(row.expires_at).getTime() <= Date.now())) throw new NotAuthenticated('Invalid API key')
     await this.touch(row.id, row.last_used_at)
     const caller: Caller = {
       userId: row.user_id,
       apiKeyOrganizationId: row.organization_id,
       apiKeyId: row.id,
+      apiKeyReadOnly: !(row.scopes as string[]).includes('write'),
       roles: new Map([[row.organization_id, row.role as Role]])
     }
     return {
@@ -117,7 +119,7 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
       .where('k.key_hash', hash)
       .where('k.active', true)
       .whereNull('k.deleted_at')
-      .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
+      .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'k.scopes', 'k.expires_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
     if (!row || generation !== this.generation) return row
     if (this.verified.size >= VERIFIED_KEYS_MAX) this.verified.clear()
     this.verified.set(hash, { row, until: now + VERIFIED_KEY_TTL_MS })

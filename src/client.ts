@@ -18,6 +18,7 @@ import { activityClient } from './services/activities/activities.shared.js'
 import { reservationClients } from './reservations/clients.js'
 import { productMediaClient } from './services/product-media/product-media.shared.js'
 import { storageUrlSigningClient } from './services/storage-url-signing/storage-url-signing.shared.js'
+import { channelAccountClient } from './services/channel-accounts/channel-accounts.shared.js'
 import { conversationClient } from './services/conversations/conversations.shared.js'
 import { conversationMessageClients } from './services/conversation-messages/conversation-messages.shared.js'
 import { predefinedMessageClient } from './services/conversation-predefined-messages/conversation-predefined-messages.shared.js'
@@ -25,6 +26,8 @@ import { bulkActionClient } from './services/conversations-bulk-actions/conversa
 import { conversationFileClient } from './services/conversation-files/conversation-files.shared.js'
 import { automationClient } from './services/automations/automations.shared.js'
 import { executionClient } from './services/automations-executions/automations-executions.shared.js'
+import { webhookSubscriptionClient } from './services/webhook-subscriptions/webhook-subscriptions.shared.js'
+import { webhookDeliveryClient } from './services/webhook-deliveries/webhook-deliveries.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -61,6 +64,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(reservationClients)
   client.configure(productMediaClient)
   client.configure(storageUrlSigningClient)
+  client.configure(channelAccountClient)
   client.configure(conversationClient)
   client.configure(conversationMessageClients)
   client.configure(predefinedMessageClient)
@@ -68,5 +72,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(conversationFileClient)
   client.configure(automationClient)
   client.configure(executionClient)
+  client.configure(webhookSubscriptionClient)
+  client.configure(webhookDeliveryClient)
   return client
 }

@@ -25,6 +25,8 @@ export const configurationSchema = Type.Intersect([
     rateLimitWindowS: Type.Integer({ minimum: 1 }),
     /** Prefix of the limiter's Redis keys: distinct per deployment sharing one Redis. */
     rateLimitPrefix: Type.String(),
+    /** Records written by batch requests (creates, upserts, updates, deletes) per organization per hour. */
+    batchRecordsPerHour: Type.Integer({ minimum: 1 }),
     eventsChannel: Type.String(),
     /** Failed logins per e-mail and per client address per window. */
     loginRateLimitPoints: Type.Integer({ minimum: 1 }),
@@ -57,11 +59,28 @@ export const configurationSchema = Type.Intersect([
     mailPollIntervalMs: Type.Number({ minimum: 0 }),
     mailMaxAttempts: Type.Integer({ minimum: 1 }),
     mailRetryBaseMs: Type.Number({ minimum: 0 }),
+    /** Channel integrations (docs/channels.md): provider base URLs, delivery retries, the credentials key. */
+    metaGraphUrl: Type.String(),
+    twilioApiUrl: Type.String(),
+    messageRetryBaseMs: Type.Number({ minimum: 0 }),
+    messageMaxAttempts: Type.Integer({ minimum: 1 }),
+    messagePollIntervalMs: Type.Number({ minimum: 0 }),
+    /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
+    channelSecretsKey: Type.String(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
     inviteLinkPath: Type.String(),
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
     emailVerificationTtlSeconds: Type.Number({ minimum: 1 }),
-    emailVerificationLinkPath: Type.String()
+    emailVerificationLinkPath: Type.String(),
+    /** How long a stored Idempotency-Key answer is replayed (docs/integrations.md). */
+    idempotencyTtlS: Type.Integer({ minimum: 1 }),
+    /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt, polling. */
+    webhookRetryBaseMs: Type.Number({ minimum: 0 }),
+    webhookMaxAttempts: Type.Integer({ minimum: 1 }),
+    webhookTimeoutMs: Type.Integer({ minimum: 1 }),
+    webhookPollIntervalMs: Type.Number({ minimum: 0 }),
+    /** Lets deliveries reach loopback, link-local and private addresses (tests, private networks). */
+    webhookAllowPrivate: Type.Boolean()
   })
 ])
 

@@ -14,6 +14,8 @@ export interface Caller {
   /** Set when the request carries an API key: the caller is confined to this organization. */
   apiKeyOrganizationId?: number
   apiKeyId?: number
+  /** The key's scopes lack 'write': only reads (find, get, search) are allowed. */
+  apiKeyReadOnly?: boolean
   /** organization id -> role, for every organization the caller may act in. */
   roles: Map<number, Role>
 }

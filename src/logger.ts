@@ -24,11 +24,15 @@ export const createLogger = (level: string, format = 'json', destination?: Desti
 /** Query parameters whose values are credentials (compared case-insensitively, qs brackets ignored). */
 export const SECRET_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'token', 'key', 'api_key', 'apikey', 'access_token', 'refresh_token', 'password', 'secret', 'signature',
-  'x-amz-signature', 'x-amz-credential', 'x-amz-security-token'
+  'x-amz-signature', 'x-amz-credential', 'x-amz-security-token', 'hub.verify_token'
 ])
 
-/** Paths whose segment after the prefix is a credential: the public manage token of a reservation. */
-export const SECRET_PATH_SEGMENTS: readonly RegExp[] = [/^(\/+public\/+reservations\/+)[^/]+/i]
+/** Paths whose segment after the prefix is a credential: a reservation's manage token, a channel account's webhook key, a widget token. */
+export const SECRET_PATH_SEGMENTS: readonly RegExp[] = [
+  /^(\/+public\/+reservations\/+)[^/]+/i,
+  /^(\/+webhooks\/+[a-z]+\/+)[^/]+/i,
+  /^(\/+public\/+webchat\/+)(?!messages(?:\/|$))[^/]+/i
+]
 
 const REDACTED = '[REDACTED]'
 

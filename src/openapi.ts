@@ -5,28 +5,90 @@ import serveStatic from 'koa-static'
 import type { Context, Next } from 'koa'
 import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
+import { WEBHOOK_DOCS } from './channels/webhooks.js'
+import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
+
+/** What a custom method (POST with X-Service-Method) declares about itself for the OpenAPI document. */
+export interface CustomMethodDocs {
+  data: TSchema
+  result?: TSchema
+  /** One line in the resource's words, e.g. 'Search contacts by name, e-mail or phone'; default: the method's name and the resource. */
+  summary?: string
+  description?: string
+  /** Called on one record (POST /<path>/:id with X-Service-Method) rather than on the collection. */
+  byId?: boolean
+  /** Its success status when not 200. */
+  status?: number
+  /** Also reached by PATCH /<path> with the header (batch update and delete). */
+  patch?: boolean
+}
 
 /** What a service registration declares about itself for the OpenAPI document. */
 export interface ServiceDocs {
   description?: string
-  /** result, data, patch and query schemas, and one {data, result} pair per custom method. */
-  schemas: Record<string, TSchema | { data: TSchema; result?: TSchema; description?: string }>
-  /** Replaces the generated operations of a path, for services that are not plain CRUD. */
+  /** How the resource names one record and many; default: the words of the result schema's $id, and their plural. */
+  noun?: { one: string; many?: string }
+  /** The summary of a service that is an operation rather than records (default: the description's first sentence). */
+  summary?: string
+  /** Routes without credentials (public booking): no 401/403, rate limited per client address. */
+  public?: boolean
+  /** The path parameter of get/patch/remove when it is not the integer id (e.g. a slug). */
+  id?: { name: string; schema: Record<string, unknown>; description?: string }
+  /**
+   * result, data, patch and query schemas, and one CustomMethodDocs per custom method (multiPatch for
+   * PATCH without id); createMany: create also takes an array of up to maxItems records (batch writes).
+   */
+  schemas: Record<string, TSchema | CustomMethodDocs | { maxItems: number }>
+  /** Adds hand-written operations (completed with the standard error answers and examples like the generated ones). */
   paths?: Record<string, unknown>
   /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
   createContentType?: string
+  /** What an error answer means here when the standard wording does not say it (e.g. 409 on a booking). */
+  errors?: Partial<Record<400 | 403 | 404 | 409 | 429, string>>
+  /** The list filters on custom fields by name (custom_fields_by_name.<name>). */
+  customFieldFilters?: boolean
 }
 
 const STANDARD = new Set(['find', 'get', 'create', 'patch', 'remove', 'update'])
-const errorRef = { $ref: '#/components/schemas/Error' }
-const errorResponses = {
-  400: { description: 'Invalid request; errors maps field names to messages', content: { 'application/json': { schema: errorRef } } },
-  401: { description: 'Missing or invalid credentials', content: { 'application/json': { schema: errorRef } } },
-  403: { description: 'Not permitted in this organization', content: { 'application/json': { schema: errorRef } } },
-  429: { description: 'Rate limit exceeded', content: { 'application/json': { schema: errorRef } } }
-}
+const WRITES = new Set(['post', 'patch', 'put', 'delete'])
+const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+const json = (schema: unknown, example?: unknown) => ({ content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } })
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` })
 
-const json = (schema: unknown) => ({ content: { 'application/json': { schema } } })
+/** Every POST and PATCH takes an Idempotency-Key (docs/integrations.md, "Idempotent requests"). */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  description: 'Makes a retry safe: the first request with a key runs and its answer is stored for IDEMPOTENCY_TTL_S (24 h); a repeat gets that answer with Idempotent-Replayed: true and writes nothing.'
+}
+// A function: the error examples below are defined further down.
+const idempotencyResponses = () => ({
+  409: { description: 'A request with the same Idempotency-Key is still running', ...json(ref('schemas', 'Error'), errorExample('Conflict', 409, 'conflict', 'A request with this Idempotency-Key is still running; retry once it has answered')) },
+  422: {
+    description: 'The Idempotency-Key was used for another method, path or body (errors.idempotency_key)',
+    ...json(ref('schemas', 'Error'), errorExample('Unprocessable', 422, 'unprocessable', 'This Idempotency-Key was already used for a different request', { errors: { idempotency_key: 'was already used with another method, path or body; send a new key for a new request' } }))
+  }
+})
+const replayedHeader = { 'Idempotent-Replayed': { description: "'true' when the answer is the stored one of an earlier request with the same Idempotency-Key", schema: { type: 'string', enum: ['true'] } } }
+
+/** Adds the Idempotency-Key header, its answers and the Idempotent-Replayed response header to every POST and PATCH. */
+function withIdempotencyKeys(paths: Record<string, any>) {
+  for (const [location, item] of Object.entries(paths)) {
+    if (NOT_IDEMPOTENT_PATHS.has(location)) continue
+    for (const method of ['post', 'patch']) {
+      const operation = item?.[method]
+      if (!operation) continue
+      operation.parameters = [...(operation.parameters ?? []), idempotencyKey]
+      for (const [status, response] of Object.entries(operation.responses ?? {}) as [string, any][]) {
+        if (status.startsWith('2')) operation.responses[status] = { ...response, headers: { ...response.headers, ...replayedHeader } }
+      }
+      operation.responses = { ...idempotencyResponses(), ...operation.responses }
+    }
+  }
+  return paths
+}
 
 /** Removes TypeBox's symbols and turns nested $id schemas into plain ones. */
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
@@ -34,17 +96,181 @@ const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
 function collectSchema(components: Record<string, unknown>, schema: any) {
   const body = plain(schema)
   if (body.$id) {
-    components[body.$id] = { ...body, $id: undefined }
-    return { $ref: `#/components/schemas/${body.$id}` }
+    const { $id, ...rest } = body
+    components[$id] = rest
+    return ref('schemas', $id)
   }
   return body
 }
 
+// ---------------------------------------------------------------------------------------------
+// The error answers every operation shares, and the rate-limit headers
+
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per window (per organization for an API key; per client address on public routes)', schema: { type: 'integer' }, example: 1000 },
+  'RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' }, example: 998 },
+  'RateLimit-Reset': { description: 'Seconds until a request is allowed again', schema: { type: 'integer' }, example: 3 },
+  'RateLimit-Policy': { description: '<limit>;w=<window seconds>', schema: { type: 'string' }, example: '1000;w=3600' }
+}
+const rateLimitHeaderRefs = Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, ref('headers', name)]))
+
+const errorExample = (name: string, code: number, className: string, message: string, extra: Record<string, unknown> = {}) =>
+  ({ name, message, code, className, ...extra })
+
+const ERROR_RESPONSES: Record<number, { name: string; body: Record<string, unknown> }> = {
+  400: {
+    name: 'BadRequest',
+    body: {
+      description: 'Invalid request: errors maps each field to what is wrong with it',
+      ...json(ref('schemas', 'Error'), errorExample('BadRequest', 400, 'bad-request', 'Validation failed', { errors: { email: 'must be an e-mail address', first_name: 'is required' } }))
+    }
+  },
+  401: {
+    name: 'NotAuthenticated',
+    body: { description: 'Missing or invalid API key or token', ...json(ref('schemas', 'Error'), errorExample('NotAuthenticated', 401, 'not-authenticated', 'Invalid API key')) }
+  },
+  403: {
+    name: 'Forbidden',
+    body: {
+      description: 'Not permitted: another organization than the API key\'s, or a role without this right',
+      ...json(ref('schemas', 'Error'), errorExample('Forbidden', 403, 'forbidden', 'You do not have permission to view this resource. Please contact your organization administrator.'))
+    }
+  },
+  404: {
+    name: 'NotFound',
+    body: { description: 'No such record in your organizations', ...json(ref('schemas', 'Error'), errorExample('NotFound', 404, 'not-found', "No record found for id '42'")) }
+  },
+  409: {
+    name: 'Conflict',
+    body: { description: 'The change conflicts with the current state (a unique value taken, a time no longer free)', ...json(ref('schemas', 'Error'), errorExample('Conflict', 409, 'conflict', 'Conflict', { errors: { email: 'is already taken' } })) }
+  },
+  429: {
+    name: 'TooManyRequests',
+    body: {
+      description: 'Rate limit exceeded: wait Retry-After seconds',
+      headers: { ...rateLimitHeaderRefs, 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' }, example: 3 } },
+      ...json(ref('schemas', 'Error'), errorExample('TooManyRequests', 429, 'too-many-requests', 'Rate limit exceeded', { data: { limit: 1000, current: 1001, window: 3600, retryAfter: 3 } }))
+    }
+  }
+}
+
+/** The error answers an operation can give: by its credentials, whether it names a record, and whether it writes. */
+function errorCodes(pathKey: string, method: string, operation: any): number[] {
+  const isPublic = Array.isArray(operation.security) && operation.security.length === 0
+  const namesRecord = pathKey.includes('{')
+  return [400, ...(isPublic ? [] : [401, 403]), ...(namesRecord ? [404] : []), ...(WRITES.has(method) ? [409] : []), 429]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Examples, derived from the schemas
+
+const FORMAT_SAMPLES: Record<string, string> = {
+  'date-time': '2026-01-15T09:30:00.000Z', date: '2026-01-15', time: '09:30:00', email: 'ada@example.com', uri: 'https://example.com', url: 'https://example.com'
+}
+const NAME_SAMPLES: Record<string, string> = {
+  first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', phone: '600 123 456', name: 'Example', subject: 'Follow-up call', currency: 'EUR',
+  timezone: 'Europe/Madrid', time_zone: 'Europe/Madrid', content: 'Hello!', searchTerm: 'Ada', password: 'correct horse battery'
+}
+const STRING_SAMPLES = ['Example', '10.50', '1', 'EUR', 'ES', '+34', '+34 600 123 456', '#3366FF', '09:30', '2026-01-15', 'https://example.com/image.png', 'example-slug', 'example_key', 'Europe/Madrid']
+
+const fits = (value: string, schema: any) =>
+  (schema.minLength === undefined || value.length >= schema.minLength) &&
+  (schema.maxLength === undefined || value.length <= schema.maxLength) &&
+  (schema.pattern === undefined || new RegExp(schema.pattern, 'u').test(value))
+
+function sampleString(schema: any, name?: string): string {
+  if (schema.format && FORMAT_SAMPLES[schema.format]) return FORMAT_SAMPLES[schema.format]
+  const candidates = [name ? NAME_SAMPLES[name] : undefined, ...STRING_SAMPLES].filter((value): value is string => value !== undefined)
+  return candidates.find((value) => fits(value, schema)) ?? 'x'.repeat(Math.max(schema.minLength ?? 1, 1))
+}
+
 const isOperatorObject = (schema: any) => schema?.type === 'object' && Object.keys(schema.properties ?? {}).some((key) => key.startsWith('$'))
-/** The plain value form of a filter (its operator object and null left out: a query string cannot send them as such). */
-const valueForm = (schema: any): any => {
-  const forms = (schema.anyOf ?? [schema]).filter((form: any) => !isOperatorObject(form) && form.type !== 'null')
-  return forms.length === 1 ? (forms[0].anyOf ? valueForm(forms[0]) : forms[0]) : schema
+
+/**
+ * An example value valid against the schema. `full`: every property (answers); otherwise the
+ * required ones and a few optional ones (a request shows what is needed and a little more).
+ */
+function exampleOf(schema: any, components: Record<string, any>, full: boolean, name?: string, depth = 0): unknown {
+  if (!schema || typeof schema !== 'object' || depth > 8) return undefined
+  if (schema.$ref) return exampleOf(components[schema.$ref.split('/').pop()], components, full, name, depth + 1)
+  if ('example' in schema) return schema.example
+  if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0]
+  if ('default' in schema) return schema.default
+  if ('const' in schema) return schema.const
+  if (Array.isArray(schema.enum)) return schema.enum[0]
+  const branches = schema.anyOf ?? schema.oneOf
+  // A record as answered: not deleted.
+  if (name === 'deleted_at' && branches?.some((b: any) => b.type === 'null')) return null
+  if (branches) {
+    const branch = branches.find((b: any) => b.type !== 'null' && !isOperatorObject(b)) ?? branches[0]
+    return exampleOf(branch, components, full, name, depth + 1)
+  }
+  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((part: any) => exampleOf(part, components, full, name, depth + 1)))
+  switch (schema.type) {
+    case 'null': return null
+    case 'boolean': return true
+    case 'integer':
+    case 'number': {
+      const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1)
+      return schema.maximum !== undefined ? Math.min(low, schema.maximum) : low
+    }
+    case 'string': return sampleString(schema, name)
+    case 'array': {
+      if (schema.maxItems === 0) return []
+      const item = exampleOf(schema.items, components, full, undefined, depth + 1)
+      return item === undefined ? [] : Array.from({ length: Math.max(schema.minItems ?? 1, 1) }, (_, i) => (typeof item === 'number' && schema.uniqueItems ? item + i : item))
+    }
+    case 'object': {
+      const properties: Record<string, any> = schema.properties ?? {}
+      const required = new Set<string>(schema.required ?? [])
+      const optional = Object.keys(properties).filter((key) => !required.has(key) && !key.startsWith('$') && key !== 'organization_id')
+      const wanted = full ? Object.keys(properties) : [...required, ...optional.slice(0, Math.max(3 - required.size, schema.minProperties ?? 0, 0))]
+      const value: Record<string, unknown> = {}
+      for (const key of wanted) {
+        const inner = exampleOf(properties[key], components, full, key, depth + 1)
+        if (inner !== undefined) value[key] = inner
+      }
+      return value
+    }
+    default: return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations of a service, from its registration
+
+const words = (id: string) => id.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/\b(ai|api)\b/g, (word) => word.toUpperCase())
+const plural = (one: string) => (/[^aeiou]y$/.test(one) ? `${one.slice(0, -1)}ies` : /(s|x|ch|sh)$/.test(one) ? `${one}es` : `${one}s`)
+const article = (one: string) => (/^([aeioAEIO]|u(?!s|ni)|[FHLMNRSX][A-Z])/.test(one) ? 'an' : 'a')
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
+/** The first sentence of a description, as a summary. */
+const firstSentence = (text = '') => text.split(/(?<=[a-z)])[.;:](\s|$)/)[0].trim()
+
+/** The nouns of a resource in summaries: "List contacts", "Create a contact". */
+function nounsOf(docs: ServiceDocs, location: string) {
+  const resultId = (docs.schemas.result as any)?.$id as string | undefined
+  const one = docs.noun?.one ?? (resultId ? words(resultId) : location.replace(/[-/]/g, ' '))
+  return { one, many: docs.noun?.many ?? plural(one) }
+}
+
+/** How the sync and partial-read parameters are sent (docs/bulk-and-sync.md). */
+const SYNC_PARAMETERS: Record<string, Record<string, unknown>> = {
+  $select: { style: 'form', explode: true, description: 'fields to return, id always: $select[]=first_name&$select[]=email; joined objects by their names (e.g. company)' },
+  $withDeleted: { description: 'true: deleted records are listed too, with their deleted_at (a sync sees deletions)' },
+  $after: {
+    style: 'deepObject', explode: true,
+    description: 'keyset page: the records after this {updated_at, id} in $sort {updated_at, id} order (the default with $after); not with $skip. The page has no total; next is the cursor of its last record'
+  },
+  $or: {
+    style: 'deepObject', explode: true,
+    description: 'records matching any of 1-10 filter objects, e.g. {"query": {"$or": [{"email": "a@example.com"}, {"last_name": "Smith"}]}} in the GET body'
+  }
+}
+
+/** custom_fields_by_name.<name> filters, on the lists of resources with custom fields by name. */
+const customFieldFilterParameter = {
+  name: 'custom_fields_by_name.<name>', in: 'query', required: false, schema: {},
+  description: 'a filter on the custom field <name> (URL-encoded): a value or $in for any field, $gt $gte $lt $lte for number and date fields; an unknown name is a 400'
 }
 
 /**
@@ -53,7 +279,9 @@ const valueForm = (schema: any): any => {
  * $limit and $skip are integers with defaults the service accepts.
  */
 function queryParameters(query: any, defaultLimit: number) {
-  const properties = plain(query).properties ?? {}
+  const body = plain(query)
+  const properties = body.properties ?? {}
+  const required = new Set<string>(body.required ?? [])
   return Object.entries(properties).map(([name, schema]: [string, any]) => {
     if (name === '$limit') return { name, in: 'query', required: false, schema: { ...schema, default: Math.min(defaultLimit, schema.maximum ?? defaultLimit) }, description: 'page size' }
     if (name === '$skip') return { name, in: 'query', required: false, schema: { ...schema, default: 0 }, description: 'rows to skip' }
@@ -65,133 +293,304 @@ function queryParameters(query: any, defaultLimit: number) {
         description: `{field: 1 | -1}, sent as $sort[${first}]=1; ties are broken by id`
       }
     }
+    if (SYNC_PARAMETERS[name]) return { name, in: 'query', required: false, schema, ...SYNC_PARAMETERS[name] }
     const operators = (schema.anyOf ?? []).find(isOperatorObject)
-    const description = operators
-      ? `equals; or comparisons in deepObject form: ${name}[$gte]=…, ${name}[$in][]=… (${Object.keys(operators.properties).join(' ')}). Filters may also be sent as {"query": {...}} in the JSON body of the GET.`
-      : 'May also be sent as {"query": {...}} in the JSON body of the GET.'
-    return { name, in: 'query', required: false, schema: valueForm(schema), description }
+    const description = [
+      schema.description,
+      operators
+        ? `equals; or comparisons in deepObject form: ${name}[$gte]=…, ${name}[$in][]=… (${Object.keys(operators.properties).join(' ')}). Filters may also be sent as {"query": {...}} in the JSON body of the GET.`
+        : 'May also be sent as {"query": {...}} in the JSON body of the GET.'
+    ].filter(Boolean).join('. ')
+    return { name, in: 'query', required: required.has(name), schema: valueForm(schema), description }
   })
+}
+
+/** The plain value form of a filter (its operator object and null left out: a query string cannot send them as such). */
+const valueForm = (schema: any): any => {
+  const forms = (schema.anyOf ?? [schema]).filter((form: any) => !isOperatorObject(form) && form.type !== 'null')
+  return forms.length === 1 ? (forms[0].anyOf ? valueForm(forms[0]) : forms[0]) : schema
+}
+
+const pageOf = (item: unknown) => ({
+  type: 'object',
+  required: ['total', 'limit', 'skip', 'data'],
+  properties: { total: { type: 'integer', examples: [1] }, limit: { type: 'integer', examples: [10] }, skip: { type: 'integer', examples: [0] }, data: { type: 'array', items: item } }
+})
+
+/** A list that takes $after: a keyset page has no total, and next, the cursor of its last record. */
+const keysetPageOf = (item: unknown) => ({
+  type: 'object',
+  required: ['limit', 'skip', 'data'],
+  description: 'a keyset page ($after) has no total, and next: the {updated_at, id} of its last record (null when empty); other pages have total',
+  properties: {
+    ...pageOf(item).properties,
+    next: { type: ['object', 'null'], properties: { updated_at: { type: 'string', format: 'date-time' }, id: { type: 'integer' } } }
+  }
+})
+
+/** Whether a find answers the result schema itself (it carries its own data list) rather than a page of results. */
+const answersItself = (result: any) => plain(result)?.properties?.data?.type === 'array'
+
+/** The operations of one registered service: CRUD by its methods, one per custom method, all derived from its schemas. */
+function serviceOperations(app: Application, location: string, options: any, components: Record<string, unknown>) {
+  const docs: ServiceDocs = options.docs
+  const { result, data, patch, query, multiPatch, createMany, ...custom } = docs.schemas as Record<string, any>
+  const methods: string[] = options.methods ?? []
+  const tag = location
+  const { one, many } = nounsOf(docs, location)
+  const operationSummary = docs.summary ?? firstSentence(docs.description)
+  const isOperation = options.registeredAs === 'tenant-operation' || (!methods.includes('get') && methods.length === 1)
+  const security = docs.public ? { security: [] } : {}
+  const base = `/${location.replace(/:(\w+)/g, '{$1}')}`
+  const routeParams = [...location.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
+  const id = docs.id ?? { name: 'id', schema: { type: 'integer', minimum: 1 } }
+  const item = `${base}/{${id.name}}`
+  const idParams = [...routeParams, { name: id.name, in: 'path', required: true, schema: id.schema, ...(id.description ? { description: id.description } : {}) }]
+  const resultRef = result ? collectSchema(components, result) : { type: 'object' }
+  const operationId = (method: string) => `${method}_${location.replace(/[^A-Za-z0-9]+/g, '_')}`
+  const common = (method: string) => ({ tags: [tag], operationId: operationId(method), ...security })
+  const paths: Record<string, Record<string, any>> = {}
+  const ownErrors = Object.fromEntries(Object.entries(docs.errors ?? {}).map(([code, description]) => [code, { description }]))
+  const add = (key: string, verb: string, operation: Record<string, any>) => {
+    operation.responses = { ...operation.responses, ...ownErrors }
+    paths[key] = { ...(paths[key] ?? {}), [verb]: operation }
+  }
+
+  if (methods.includes('find')) {
+    add(base, 'get', {
+      ...common('find'), summary: isOperation ? operationSummary : `List ${many}`, description: docs.description,
+      parameters: [
+        ...routeParams,
+        ...(query ? queryParameters(query, app.get('paginate')?.default ?? 10) : []),
+        ...(docs.customFieldFilters ? [customFieldFilterParameter] : [])
+      ],
+      responses: {
+        200: {
+          description: isOperation ? 'The answer' : `A page of ${many}`,
+          ...json(answersItself(result) ? resultRef : plain(query)?.properties?.$after ? keysetPageOf(resultRef) : pageOf(resultRef))
+        }
+      }
+    })
+  }
+  if (methods.includes('create')) {
+    add(base, 'post', {
+      ...common('create'),
+      summary: isOperation ? operationSummary : createMany ? `Create ${article(one)} ${one}, or up to ${createMany.maxItems} at once` : `Create ${article(one)} ${one}`,
+      description: [docs.description, createMany ? 'An array body creates every record or none; the errors of invalid records are keyed by index (errors["3"].email).' : undefined].filter(Boolean).join(' ') || undefined,
+      parameters: routeParams,
+      requestBody: data ? { required: true, content: { [docs.createContentType ?? 'application/json']: { schema: createBody(components, data, createMany) } } } : undefined,
+      responses: {
+        201: {
+          description: isOperation ? 'Done' : createMany ? `The new ${one}, or the new ${many} in input order` : `The new ${one}`,
+          ...json(createMany ? { oneOf: [resultRef, { type: 'array', items: resultRef }] } : resultRef)
+        }
+      }
+    })
+  }
+  if (methods.includes('patch') && multiPatch) {
+    add(base, 'patch', {
+      ...common('patchMany'), summary: multiPatch.summary ?? `Change several ${many} at once`, description: multiPatch.description,
+      parameters: routeParams,
+      requestBody: { required: true, ...json(collectSchema(components, multiPatch.data)) },
+      responses: { 200: { description: 'Result', ...json(multiPatch.result ? collectSchema(components, multiPatch.result) : { type: 'object' }) } }
+    })
+  }
+  for (const method of methods.filter((m) => !STANDARD.has(m))) {
+    const spec: Partial<CustomMethodDocs> = custom[method] ?? {}
+    // OpenAPI allows one POST per path; a custom method is listed under a fragment of its path
+    // (a client sending to it sends to the path itself: fragments never leave the client).
+    const operation = {
+      ...common(method),
+      summary: spec.summary ?? `${capitalized(words(method).replace(/-/g, ' '))} ${spec.byId ? `${article(one)} ${one}` : many}`,
+      description: [spec.description, `POST ${spec.byId ? item : base} with the header X-Service-Method: ${method}.`].filter(Boolean).join(' '),
+      parameters: [
+        ...(spec.byId ? idParams : routeParams),
+        { name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] }, example: method, description: 'selects the custom method' }
+      ],
+      requestBody: spec.data ? { required: true, ...json(collectSchema(components, spec.data)) } : undefined,
+      responses: {
+        [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) },
+        ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed' } } : {})
+      }
+    }
+    add(`${spec.byId ? item : base}#${method}`, 'post', operation)
+    // Batch update and delete are also reached by PATCH /<path> with the header.
+    if (spec.patch) add(`${base}#${method}`, 'patch', { ...operation, operationId: `${operation.operationId}_patch` })
+  }
+  if (methods.includes('get')) {
+    add(item, 'get', { ...common('get'), summary: `Get ${article(one)} ${one}`, parameters: idParams, responses: { 200: { description: `The ${one}`, ...json(resultRef) } } })
+  }
+  if (methods.includes('patch')) {
+    add(item, 'patch', {
+      ...common('patch'), summary: `Change ${article(one)} ${one}`, parameters: idParams,
+      requestBody: patch ? { required: true, ...json(collectSchema(components, patch)) } : undefined,
+      responses: { 200: { description: `The changed ${one}`, ...json(resultRef) } }
+    })
+  }
+  if (methods.includes('remove')) {
+    add(item, 'delete', {
+      ...common('remove'), summary: `Delete ${article(one)} ${one}`, parameters: idParams,
+      responses: { 200: { description: `The deleted ${one} (soft delete: deleted_at set)`, ...json(resultRef) } }
+    })
+  }
+  return paths
+}
+
+/**
+ * Completes an operation with what every operation of the API carries: its error answers (the
+ * spec's error body, a field map on 400, RateLimit headers on 429), the RateLimit headers of its
+ * success answers, and examples of its body and answers derived from their schemas.
+ */
+function completeOperation(pathKey: string, method: string, operation: any, components: Record<string, any>) {
+  const responses = (operation.responses ??= {})
+  for (const code of errorCodes(pathKey, method, operation)) {
+    const own = responses[code]
+    responses[code] = own ? { ...ERROR_RESPONSES[code].body, ...own, content: own.content ?? (ERROR_RESPONSES[code].body as any).content } : ref('responses', ERROR_RESPONSES[code].name)
+    if (code === 429 && own) responses[code].headers = (ERROR_RESPONSES[429].body as any).headers
+  }
+  for (const [code, response] of Object.entries<any>(responses)) {
+    if (!code.startsWith('2') || response.$ref) continue
+    response.headers = { ...rateLimitHeaderRefs, ...response.headers }
+    const media = response.content?.['application/json']
+    if (media?.schema && media.example === undefined) media.example = exampleOf(media.schema, components, true)
+  }
+  for (const media of Object.values<any>(operation.requestBody?.content ?? {})) {
+    if (media.schema && media.example === undefined) media.example = exampleOf(media.schema, components, false)
+  }
+  if (operation.requestBody === undefined) delete operation.requestBody
+  if (operation.description === undefined) delete operation.description
+}
+
+// ---------------------------------------------------------------------------------------------
+// The routes that are not services
+
+
+/** The create body: one record, or also an array of them (createMany: {maxItems}) where the service takes batches. */
+function createBody(components: Record<string, unknown>, data: TSchema, createMany?: { maxItems: number }) {
+  const one = collectSchema(components, data)
+  return createMany ? { oneOf: [one, { type: 'array', items: one, minItems: 1, maxItems: createMany.maxItems }] } : one
 }
 
 /** POST /authentication (the Feathers authentication service): log in for a JWT. */
 const authenticationPath = {
   post: {
     tags: ['authentication'],
+    operationId: 'create_authentication',
     summary: 'Log in: e-mail and password (strategy local) for a JWT, or renew with a JWT (strategy jwt)',
     security: [],
-    requestBody: json({
-      oneOf: [
-        { type: 'object', required: ['strategy', 'email', 'password'], properties: { strategy: { type: 'string', enum: ['local'] }, email: { type: 'string', format: 'email' }, password: { type: 'string' } } },
-        { type: 'object', required: ['strategy', 'accessToken'], properties: { strategy: { type: 'string', enum: ['jwt'] }, accessToken: { type: 'string' } } }
-      ],
-      example: { strategy: 'local', email: 'ada@example.com', password: 'correct horse battery' }
-    }),
+    requestBody: {
+      required: true,
+      ...json({
+        oneOf: [
+          { type: 'object', required: ['strategy', 'email', 'password'], properties: { strategy: { type: 'string', enum: ['local'] }, email: { type: 'string', format: 'email' }, password: { type: 'string' } } },
+          { type: 'object', required: ['strategy', 'accessToken'], properties: { strategy: { type: 'string', enum: ['jwt'] }, accessToken: { type: 'string' } } }
+        ]
+      }, { strategy: 'local', email: 'ada@example.com', password: 'correct horse battery' })
+    },
     responses: {
       201: {
         description: 'The JWT (send it as Authorization: Bearer <accessToken>) and the user',
-        ...json({ type: 'object', properties: { accessToken: { type: 'string' }, authentication: { type: 'object' }, user: { type: 'object' } } })
+        ...json(
+          { type: 'object', properties: { accessToken: { type: 'string' }, authentication: { type: 'object' }, user: { type: 'object' } } },
+          { accessToken: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', authentication: { strategy: 'local' }, user: { id: 1, email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' } }
+        )
       },
-      401: { description: 'Wrong e-mail or password, or an invalid token', ...json(errorRef) },
-      429: { description: 'Too many failed logins', ...json(errorRef) }
+      400: ref('responses', 'BadRequest'),
+      401: { description: 'Wrong e-mail or password, or an invalid token', ...json(ref('schemas', 'Error'), errorExample('NotAuthenticated', 401, 'not-authenticated', 'Invalid login')) },
+      429: ref('responses', 'TooManyRequests')
+    }
+  }
+}
+
+const healthPath = {
+  get: {
+    tags: ['health'],
+    operationId: 'get_health',
+    summary: 'Liveness and database check',
+    security: [],
+    responses: {
+      200: { description: 'The service and its database answer', ...json({ type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } }, { status: 'ok' }) },
+      503: { description: 'The database does not answer', ...json({ type: 'object', properties: { status: { type: 'string', enum: ['unavailable'] } } }, { status: 'unavailable' }) }
+    }
+  }
+}
+
+/** POST /mcp: the MCP server (JSON-RPC 2.0 over the Streamable HTTP transport; see docs/integrations.md). */
+const mcpPath = {
+  post: {
+    tags: ['mcp'],
+    operationId: 'post_mcp',
+    summary: 'Model Context Protocol: list and call the CRM and reservation tools (JSON-RPC 2.0)',
+    description: 'Streamable HTTP transport, stateless, JSON answers. The key goes in x-api-key or Authorization: Bearer <api key>; X-Assistant-Id limits the reservation tools to those the assistant enables. See docs/integrations.md.',
+    security: [{ apiKey: [] }, { bearerApiKey: [] }],
+    parameters: [
+      { name: 'X-Assistant-Id', in: 'header', required: false, schema: { type: 'integer', minimum: 1 }, description: "an AI assistant of the key's organization: its internal_tools decide the reservation tools offered" }
+    ],
+    requestBody: {
+      required: true,
+      ...json(
+        { type: 'object', required: ['jsonrpc', 'method'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['integer', 'string'] }, method: { type: 'string' }, params: { type: 'object' } } },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_available_slots', arguments: { service_id: 1, date: '2026-01-15' } } }
+      )
+    },
+    responses: {
+      200: {
+        description: 'The JSON-RPC answer; a failed tool call is a result with isError true and the API\'s error body as text',
+        ...json({ type: 'object' }, { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: '{"service_id":1,"date":"2026-01-15","timezone":"Europe/Madrid","data":[]}' }] } })
+      },
+      202: { description: 'A notification was accepted' },
+      400: ref('responses', 'BadRequest'),
+      401: ref('responses', 'NotAuthenticated')
     }
   }
 }
 
 export function openApiDocument(app: Application) {
-  const components: Record<string, unknown> = {
+  const components: Record<string, any> = {
     Error: {
       type: 'object',
       required: ['name', 'message', 'code', 'className'],
       properties: {
         name: { type: 'string' }, message: { type: 'string' }, code: { type: 'integer' }, className: { type: 'string' },
-        errors: { type: 'object', additionalProperties: { type: 'string' } },
+        errors: { type: 'object', additionalProperties: { type: 'string' }, description: 'field name → what is wrong with it' },
         data: { type: 'object' }
       }
     }
   }
-  const paths: Record<string, any> = {
-    '/health': { get: { summary: 'Liveness and database check', security: [], responses: { 200: { description: 'ok' }, 503: { description: 'database unreachable' } } } },
-    '/authentication': authenticationPath
-  }
+  // Routes that are Koa middleware rather than services (the channels' provider webhooks) bring their own operations.
+  const paths: Record<string, any> = { ...WEBHOOK_DOCS }
   for (const [location, service] of Object.entries(app.services)) {
     const options = feathersCore.getServiceOptions(service) as any
-    const docs: ServiceDocs | undefined = options?.docs
-    if (!docs) continue
-    const tag = location
-    if (docs.paths) {
-      Object.assign(paths, docs.paths)
-      continue
-    }
-    const { result, data, patch, query, ...custom } = docs.schemas as Record<string, any>
-    const resultRef = result ? collectSchema(components, result) : {}
-    const collection: Record<string, any> = {}
-    const item: Record<string, any> = {}
-    const methods: string[] = options.methods ?? []
-    const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }]
-    if (methods.includes('find')) {
-      collection.get = {
-        tags: [tag], summary: `List ${location}`, description: docs.description,
-        parameters: query ? queryParameters(query, app.get('paginate')?.default ?? 10) : [],
-        responses: { 200: { description: 'A page', ...json({ type: 'object', properties: { total: { type: 'integer' }, limit: { type: 'integer' }, skip: { type: 'integer' }, data: { type: 'array', items: resultRef } } }) }, ...errorResponses }
-      }
-    }
-    if (methods.includes('create')) {
-      collection.post = {
-        tags: [tag], summary: `Create one of ${location}`,
-        requestBody: data ? { content: { [docs.createContentType ?? 'application/json']: { schema: collectSchema(components, data) } } } : undefined,
-        responses: { 201: { description: 'Created', ...json(resultRef) }, ...errorResponses }
-      }
-    }
-    // A service allowing multi patch documents its PATCH /<path> (no id) as schemas.multiPatch.
-    if (methods.includes('patch') && custom.multiPatch) {
-      const { data: body, result: answer, description } = custom.multiPatch
-      collection.patch = {
-        tags: [tag], summary: `Change many of ${location}`, description,
-        requestBody: json(collectSchema(components, body)),
-        responses: { 200: { description: 'Result', ...json(answer ? collectSchema(components, answer) : {}) }, ...errorResponses }
-      }
-    }
-    for (const method of methods.filter((m) => !STANDARD.has(m))) {
-      const spec = custom[method] ?? {}
-      const operation = {
-        tags: [tag],
-        summary: `${method} (POST /${location} with header X-Service-Method: ${method})`,
-        description: spec.description,
-        parameters: [{ name: 'X-Service-Method', in: 'header', required: true, schema: { type: 'string', enum: [method] } }],
-        requestBody: spec.data ? json(collectSchema(components, spec.data)) : undefined,
-        responses: { 200: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : {}) }, ...errorResponses }
-      }
-      // OpenAPI allows one POST per path; custom methods are listed under a fragment of the path.
-      paths[`/${location}#${method}`] = { post: operation }
-    }
-    if (methods.includes('get')) {
-      item.get = { tags: [tag], summary: `Get one of ${location}`, parameters: idParam, responses: { 200: { description: 'The record', ...json(resultRef) }, 404: { description: 'Not found in your organizations', ...json(errorRef) }, ...errorResponses } }
-    }
-    if (methods.includes('patch')) {
-      item.patch = { tags: [tag], summary: `Change one of ${location}`, parameters: idParam, requestBody: patch ? json(collectSchema(components, patch)) : undefined, responses: { 200: { description: 'The updated record', ...json(resultRef) }, 404: { description: 'Not found', ...json(errorRef) }, ...errorResponses } }
-    }
-    if (methods.includes('remove')) {
-      item.delete = { tags: [tag], summary: `Delete one of ${location}`, parameters: idParam, responses: { 200: { description: 'The deleted record (soft delete: deleted_at set)', ...json(resultRef) }, 404: { description: 'Not found', ...json(errorRef) }, ...errorResponses } }
-    }
-    if (Object.keys(collection).length) paths[`/${location}`] = { ...(paths[`/${location}`] ?? {}), ...collection }
-    if (Object.keys(item).length) paths[`/${location}/{id}`] = item
+    if (!options?.docs) continue
+    const generated = options.docs.paths ?? serviceOperations(app, location, options, components)
+    for (const [key, item] of Object.entries<any>(generated)) paths[key] = { ...(paths[key] ?? {}), ...item }
+  }
+  for (const [key, item] of Object.entries<any>(paths)) {
+    for (const method of HTTP_METHODS) if (item[method]) completeOperation(key, method, item[method], components)
   }
   return {
-    openapi: '3.0.3',
+    openapi: '3.1.0',
     info: {
       title: 'CRM API',
       version: '1.0.0',
-      description: 'Multi-tenant customer-relationship API. Authenticate with x-api-key or Authorization: Bearer <JWT>. List filters go in the query string or in a JSON body {"query": {...}} of the GET.'
+      description:
+        'Multi-tenant customer-relationship API. Authenticate with x-api-key or Authorization: Bearer <JWT>. List filters go in the query string or in a JSON body {"query": {...}} of the GET. ' +
+        'A custom method is a POST to its path with the header X-Service-Method; the document lists it under <path>#<method>.'
     },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: app.get('publicUrl') }],
     components: {
       schemas: components,
+      responses: Object.fromEntries(Object.values(ERROR_RESPONSES).map(({ name, body }) => [name, body])),
+      headers: RATE_LIMIT_HEADERS,
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        bearerApiKey: { type: 'http', scheme: 'bearer', description: 'an API key as the bearer token (/mcp only)' }
       }
     },
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths
+    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath, '/mcp': mcpPath, ...paths })
   }
 }
 

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { pubSubConnections } from './redis-pubsub.js'
 import type { Application, Caller, HookContext } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
+import { visitorSession, visitorView } from './services/public-webchat/public-webchat.class.js'
 
 /** The services whose created, patched and removed events dashboards receive. */
 export const PUBLISHED_SERVICES = [
@@ -19,6 +20,14 @@ export const PUBLISHED_SERVICES = [
 ] as const
 
 export const organizationChannel = (organizationId: number) => `organizations/${organizationId}`
+/** A web-chat visitor's connections: the messages of their own conversation, notes excepted. */
+export const visitorChannel = (organizationId: number, conversationId: number) => `webchat-visitors/${organizationId}/${conversationId}`
+
+/** The conversation a web-chat visitor's socket follows, from auth.visitorToken. */
+interface Visitor {
+  organization_id: number
+  conversation_id: number
+}
 
 /** The credentials of a socket: the handshake's auth payload, {apiKey} or {accessToken}. */
 function credentialsOf(auth: Record<string, unknown> | undefined) {
@@ -38,6 +47,13 @@ export const socketTransport = (app: Application) => {
   app.configure(
     socketio({ cors: { origin: '*' } }, (io) => {
       io.use(async (socket, next) => {
+        const visitorToken = socket.handshake.auth?.visitorToken
+        if (typeof visitorToken === 'string') {
+          const session = await visitorSession(app.get('knex'), visitorToken).catch(() => undefined)
+          if (!session) return next(new NotAuthenticated('Invalid visitor token'))
+          ;(socket as any).feathers.visitor = { organization_id: session.organization_id, conversation_id: session.conversation_id } satisfies Visitor
+          return next()
+        }
         const credentials = credentialsOf(socket.handshake.auth)
         if (!credentials) return next(new NotAuthenticated('Invalid API key'))
         try {
@@ -51,6 +67,8 @@ export const socketTransport = (app: Application) => {
     })
   )
   app.on('connection', (connection: any) => {
+    const visitor = connection.visitor as Visitor | undefined
+    if (visitor) app.channel(visitorChannel(visitor.organization_id, visitor.conversation_id)).join(connection)
     const caller = connection.caller as Caller | undefined
     if (!caller) return
     for (const organizationId of accessibleOrganizations(caller)) app.channel(organizationChannel(organizationId)).join(connection)
@@ -58,11 +76,21 @@ export const socketTransport = (app: Application) => {
   app.hooks({ before: { all: [refuseSocketCalls] } })
 }
 
-/** Every inbox event goes to the channel of the record's organization; no other event is published. */
+/**
+ * Every inbox event goes to the channel of the record's organization; no other event is
+ * published. A web-chat message that is not a note also goes to its conversation's visitor,
+ * in the visitor's view (no internal fields).
+ */
 export const publishInboxEvents = (app: Application) => {
+  const toTeam = (data: { organization_id: number }) => app.channel(organizationChannel(data.organization_id))
+  const toTeamAndVisitor = async (data: { organization_id: number; conversation_id: number; direction: string }) => {
+    if (data.direction === 'note') return toTeam(data)
+    const [view] = await visitorView(app.get('knex'), [data])
+    return [toTeam(data), app.channel(visitorChannel(data.organization_id, data.conversation_id)).send(view)]
+  }
   for (const path of PUBLISHED_SERVICES) {
-    // One publisher for every service of the list; their union type has no common publish signature.
-    ;(app.service(path) as any).publish((data: { organization_id: number }) => app.channel(organizationChannel(data.organization_id)))
+    // One publisher per service of the list; their union type has no common publish signature.
+    ;(app.service(path) as any).publish(path === 'conversation-messages-webchat' ? toTeamAndVisitor : toTeam)
   }
 }
 

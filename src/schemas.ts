@@ -18,6 +18,9 @@ export const softDeleteTimestamps = {
   deleted_at: Nullable(Timestamp)
 }
 
+/** A client-chosen id of a record (e.g. the id in the system it is imported from): unique per organization among live records. */
+export const ExternalId = Nullable(Type.String({ minLength: 1, maxLength: 200, description: "the client's own id of the record, unique per organization among live records" }))
+
 export const DecimalString = Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', description: 'exact decimal' })
 
 /** A calendar date without a time zone, e.g. a deal's expected close date or an activity's day. */
@@ -69,6 +72,39 @@ export interface ListQueryOptions {
   flags?: TProperties
   /** Extra operators per property, e.g. { name: { $ilike: Type.String() } }. */
   operators?: Record<string, TProperties>
+  /**
+   * The sync and partial-read parameters (docs/bulk-and-sync.md): $select, $or, $after and, on a
+   * soft-deleted resource, $withDeleted. The resource factory and RecordService serve them.
+   */
+  sync?: boolean
+}
+
+/** The most branches an $or may have. */
+export const MAX_OR_BRANCHES = 10
+
+/** The keyset cursor of a sync page: the (updated_at, id) of the last record already read. */
+export const KeysetCursor = Type.Object(
+  { updated_at: Timestamp, id: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false, description: 'the updated_at and id of the last record read; the next page starts after it' }
+)
+
+/** The query parameters of sync and partial reads, for a list schema with these filter properties. */
+function syncParameters(resource: TObject, filters: TProperties): TProperties {
+  const parameters: TProperties = {
+    $select: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100, description: 'fields to return (id always)' })),
+    $or: Type.Optional(
+      Type.Array(Type.Object(filters, { additionalProperties: false, minProperties: 1 }), {
+        minItems: 1, maxItems: MAX_OR_BRANCHES, description: `records matching any of these filters (at most ${MAX_OR_BRANCHES})`
+      })
+    )
+  }
+  if ('updated_at' in resource.properties) {
+    parameters.$after = Type.Optional(KeysetCursor)
+  }
+  if ('deleted_at' in resource.properties) {
+    parameters.$withDeleted = Type.Optional(Type.Boolean({ description: 'include deleted records (with their deleted_at)' }))
+  }
+  return parameters
 }
 
 /**
@@ -91,6 +127,7 @@ export function listQuery<T extends TObject>(resource: T, filterable: (keyof T['
       $skip: Type.Optional(Type.Integer({ minimum: 0 })),
       $sort: Type.Optional(Type.Object(sortable, { additionalProperties: false })),
       ...properties,
+      ...(options.sync ? syncParameters(resource, properties) : {}),
       ...(options.flags ?? {})
     },
     { additionalProperties: false }

@@ -1,5 +1,6 @@
 import { authenticate } from '@feathersjs/authentication'
-import { NotAuthenticated } from '@feathersjs/errors'
+import feathersCore from '@feathersjs/feathers'
+import { Forbidden, NotAuthenticated } from '@feathersjs/errors'
 import type { Context } from 'koa'
 import type { Application, HookContext, NextFunction } from '../declarations.js'
 import { limitApiKeyRequests } from './rate-limit.js'
@@ -24,15 +25,29 @@ export const authenticated = async (context: HookContext, next: NextFunction) =>
   if (provider && !authentication && !caller) throw new NotAuthenticated('Invalid API key')
   if (authenticatedBeforeBody) {
     // Already authenticated by the Koa middleware of this request: counted here, once.
+    refuseWritesOfReadOnlyKeys(context)
     await limitApiKeyRequests(context)
     return next()
   }
   return byTokenOrKey(context, async () => {
+    refuseWritesOfReadOnlyKeys(context)
     // Counted where the key is checked, once per request: calls a service makes on behalf of
     // an already authenticated request (params.authenticated) are not counted again.
     if (!onBehalfOfAuthenticatedCall) await limitApiKeyRequests(context)
     return next()
   })
+}
+
+/** The methods of every service that only read; a tenant resource adds its reading custom methods (readMethods). */
+export const READ_METHODS = ['find', 'get']
+
+/** An API key with the scope 'read' only: any other method is a 403 before anything is read or written. */
+function refuseWritesOfReadOnlyKeys(context: HookContext) {
+  if (!context.params.caller?.apiKeyReadOnly) return
+  const readMethods: string[] = (feathersCore.getServiceOptions(context.self) as any)?.readMethods ?? READ_METHODS
+  if (!readMethods.includes(context.method)) {
+    throw new Forbidden("This API key may only read (its scopes are ['read']): create a key with the scope 'write' to change data")
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex'
 import type { HookContext } from '../declarations.js'
 
-interface PendingEvent {
+export interface PendingEvent {
   service: { emit: (event: string, data: unknown, context?: unknown) => unknown }
   event: string
   data: unknown

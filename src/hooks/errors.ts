@@ -246,7 +246,8 @@ export const shapeServiceErrors = async (context: HookContext) => {
   context.error = shapeError(context.error)
 }
 
-const toBody = (error: FeathersError) => {
+/** The spec's error body of an error: {name, message, code, className, errors?, data?}. */
+export const errorBody = (error: FeathersError) => {
   const { name, message, code, className, errors, data } = error.toJSON() as any
   const body: Record<string, unknown> = { name, message, code, className }
   if (errors && Object.keys(errors).length) body.errors = errors
@@ -284,7 +285,7 @@ export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: N
     }
     ctx.status = error.code
     ctx.set(rateLimitHeadersOf(ctx, error))
-    ctx.body = toBody(error)
+    ctx.body = errorBody(error)
   }
 }
 

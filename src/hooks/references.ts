@@ -14,35 +14,56 @@ export interface Reference {
 const labelOf = (field: string, reference: Reference) =>
   reference.label ?? (reference.table === 'member' ? 'member' : field.replace(/_id$/, '').replace(/_/g, ' '))
 
+/** The reference errors of each record, by index: {"3": {company_id: "must be a company of this organization"}}. */
+export type ErrorsByIndex = Record<string, Record<string, string>>
+
 /**
  * Ids a body references must be live records of the same organization: a reference is never
  * a way into another tenant. All references of a body are checked in one query.
  */
 export const verifyReferences = (references: Record<string, Reference>) => async (context: HookContext) => {
   const data = (context.data ?? {}) as Record<string, unknown>
-  const present = Object.entries(references).filter(([field]) => data[field] !== undefined && data[field] !== null)
-  if (present.length === 0) return context
+  if (!Object.keys(references).some((field) => data[field] !== undefined && data[field] !== null)) return context
+  const errors = await referenceErrors(context, references, await targetOrganization(context), [data])
+  if (errors[0]) throw new BadRequest('Invalid reference', { errors: errors[0] })
+  return context
+}
 
-  const organizationId = await targetOrganization(context)
+/**
+ * The references of many records of one organization (a batch), checked in one query whatever
+ * the number of records: the errors of each record that points outside the organization, by index.
+ */
+export async function referenceErrors(
+  context: HookContext,
+  references: Record<string, Reference>,
+  organizationId: number,
+  records: Record<string, unknown>[]
+): Promise<ErrorsByIndex> {
+  const idsOf = (field: string) => [...new Set(records.map((record) => record[field]).filter((id) => id !== undefined && id !== null))]
+  const present = Object.entries(references).filter(([field]) => idsOf(field).length > 0)
+  if (present.length === 0) return {}
   // Inside the caller's transaction the check sees the rows that transaction wrote.
   const db = databaseOf(context)
   const probes = present.map(([field, reference]) => {
-    const id = data[field]
+    const ids = idsOf(field) as number[]
     if (reference.table === 'member') {
-      return db('organizations_users').select(db.raw('? as field', [field]))
-        .where({ organization_id: organizationId, user_id: id })
+      return db('organizations_users').select(db.raw('? as field', [field]), 'user_id as id')
+        .where({ organization_id: organizationId }).whereIn('user_id', ids)
     }
-    return db(reference.table).select(db.raw('? as field', [field]))
-      .where({ organization_id: organizationId, id, ...reference.where })
+    return db(reference.table).select(db.raw('? as field', [field]), 'id')
+      .where({ organization_id: organizationId, ...reference.where }).whereIn('id', ids)
       .whereNull('deleted_at')
   })
   const [first, ...rest] = probes
-  const rows: { field: string }[] = rest.length ? await first.unionAll(rest, true) : await first
-  const found = new Set(rows.map((row) => row.field))
-  const errors: Record<string, string> = {}
-  for (const [field, reference] of present) {
-    if (!found.has(field)) errors[field] = `must be a ${labelOf(field, reference)} of this organization`
-  }
-  if (Object.keys(errors).length) throw new BadRequest('Invalid reference', { errors })
-  return context
+  const rows: { field: string; id: number }[] = rest.length ? await first.unionAll(rest, true) : await first
+  const found = new Set(rows.map((row) => `${row.field}:${row.id}`))
+  const errors: ErrorsByIndex = {}
+  records.forEach((record, index) => {
+    for (const [field, reference] of present) {
+      const id = record[field]
+      if (id === undefined || id === null || found.has(`${field}:${id}`)) continue
+      ;(errors[index] ??= {})[field] = `must be a ${labelOf(field, reference)} of this organization`
+    }
+  })
+  return errors
 }

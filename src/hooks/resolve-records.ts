@@ -6,12 +6,25 @@ import type { HookContext, NextFunction } from '../declarations.js'
 type Row = Record<string, any>
 
 /** Applies a function to whatever a method answers: one record, a list, or anything with a `data` array. */
-async function mapRecords(result: any, map: (record: Row) => Promise<Row>) {
+export async function mapRecords(result: any, map: (record: Row) => Promise<Row>) {
   if (Array.isArray(result)) return Promise.all(result.map(map))
   if (result && Array.isArray(result.data)) return { ...result, data: await Promise.all(result.data.map(map)) }
   if (result && typeof result === 'object') return map(result)
   return result
 }
+
+async function applyResolvers(resolvers: Resolver<any, HookContext>[], record: Row, context: HookContext) {
+  let resolved = record
+  for (const resolver of resolvers) resolved = await resolveRecord(resolver, resolved, context, { original: record } as any)
+  return resolved
+}
+
+/** One stored record as the API returns it: the result resolvers, then the external one (webhook payloads). */
+export const representRecord =
+  (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) => async (record: Row, context: HookContext) => {
+    const resolved = await applyResolvers(resolvers, record, context)
+    return external ? resolveRecord(external, resolved, context) : resolved
+  }
 
 /**
  * Resolver.resolve for one record, without its promise per column: Feathers' resolve awaits an
@@ -56,13 +69,7 @@ export const resolveRecords =
   (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) =>
   async (context: HookContext, next: NextFunction) => {
     await next()
-    if (resolvers.length > 0) {
-      context.result = await mapRecords(context.result, async (record) => {
-        let resolved = record
-        for (const resolver of resolvers) resolved = await resolveRecord(resolver, resolved, context, { original: record } as any)
-        return resolved
-      })
-    }
+    if (resolvers.length > 0) context.result = await mapRecords(context.result, (record) => applyResolvers(resolvers, record, context))
     const result = context.result
     if (!external || !result || typeof result !== 'object') return
     // A record keeps the dispatch it was given first (a service answering another's record).

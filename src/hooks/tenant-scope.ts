@@ -1,4 +1,5 @@
 import { BadRequest, Forbidden, NotAuthenticated, NotFound } from '@feathersjs/errors'
+import type { Knex } from 'knex'
 import type { Caller, HookContext, Role } from '../declarations.js'
 
 export const FORBIDDEN_MESSAGE =
@@ -73,9 +74,21 @@ export const scopeToTenant = (options: TenantScopeOptions = {}) => async (contex
   }
 
   const data = (context.data ??= {}) as Record<string, unknown>
-  if (Array.isArray(data)) throw new BadRequest('Send one record at a time')
+  if (Array.isArray(data)) {
+    pinRecords(caller, data, roles)
+    return context
+  }
   data.organization_id = resolveOrganization(caller, data.organization_id, roles)
   return context
+}
+
+/** A batch of records is written in one organization: the one its records name (all alike), or the API key's. */
+function pinRecords(caller: Caller, records: unknown[], roles: Role[] | undefined) {
+  const objects = records.filter((record): record is Record<string, unknown> => Boolean(record) && typeof record === 'object' && !Array.isArray(record))
+  const named = [...new Set(objects.map((record) => record.organization_id).filter((id) => id !== undefined && id !== null))]
+  if (named.length > 1) throw new BadRequest('Validation failed', { errors: { organization_id: 'must be the same for every record of a batch' } })
+  const organizationId = resolveOrganization(caller, named[0], roles)
+  for (const record of objects) record.organization_id = organizationId
 }
 
 /**
@@ -117,7 +130,7 @@ export async function loadBefore(context: HookContext): Promise<Record<string, a
 }
 
 /** The database a hook reads through: the call's transaction when it runs in one, else the pool. */
-export const databaseOf = (context: HookContext) => context.params.transaction?.trx ?? context.app.get('knex')
+export const databaseOf = (context: HookContext): Knex => context.params.transaction?.trx ?? context.app.get('knex')
 
 /** The organization a write targets: the scoped body on create, the stored record on patch. */
 export async function targetOrganization(context: HookContext): Promise<number> {

@@ -20,9 +20,18 @@ export class FallbackSlidingLog implements SlidingLogStore {
   }
 
   async hit(key: string, limit: number, windowMs: number, member: string): Promise<LogState> {
+    return this.either((store) => store.hit(key, limit, windowMs, member))
+  }
+
+  async hitWeighted(key: string, limit: number, windowMs: number, member: string, weight: number): Promise<LogState> {
+    return this.either((store) => store.hitWeighted(key, limit, windowMs, member, weight))
+  }
+
+  /** Redis when it answers, else this instance's memory. */
+  private async either(hit: (store: SlidingLogStore) => Promise<LogState>): Promise<LogState> {
     if (this.redis.ready) {
       try {
-        const state = await this.redis.hit(key, limit, windowMs, member)
+        const state = await hit(this.redis)
         this.reportRecovery()
         return state
       } catch (error) {
@@ -31,7 +40,7 @@ export class FallbackSlidingLog implements SlidingLogStore {
     } else {
       this.reportFailure(new Error(`Redis connection is ${this.redis.client.status}`))
     }
-    return this.memory.hit(key, limit, windowMs, member)
+    return hit(this.memory)
   }
 
   async release(key: string, member: string) {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import { TooManyRequests } from '@feathersjs/errors'
 import { secondsUntilOneFrees } from './sliding-log.js'
-import type { SlidingLogStore } from './sliding-log.js'
+import type { LogState, SlidingLogStore } from './sliding-log.js'
 
 export interface RateLimitPolicy {
   points: number
@@ -33,7 +33,17 @@ export class RateLimiter {
 
   async consume(key: string, policy: RateLimitPolicy, member = this.newMember()): Promise<RateLimitDecision> {
     const windowMs = policy.windowS * 1000
-    const state = await this.store.hit(key, policy.points, windowMs, member)
+    return this.decision(policy, await this.store.hit(key, policy.points, windowMs, member))
+  }
+
+  /** Counts `units` at once (the records of a batch) against a budget of policy.points units. */
+  async consumeUnits(key: string, policy: RateLimitPolicy, units: number): Promise<RateLimitDecision> {
+    const windowMs = policy.windowS * 1000
+    return this.decision(policy, await this.store.hitWeighted(key, policy.points, windowMs, this.newMember(), units))
+  }
+
+  private decision(policy: RateLimitPolicy, state: LogState): RateLimitDecision {
+    const windowMs = policy.windowS * 1000
     return {
       allowed: state.added,
       limit: policy.points,

@@ -32,8 +32,52 @@ end
 return { added, count, now, oldest }
 `
 
+/**
+ * The weighted log: members are 'member|units', and a second key holds the units in the window,
+ * lowered by the units of the entries that leave it. A refused call learns when enough units
+ * free up for it (the entry whose expiry makes room).
+ */
+const HIT_WEIGHTED_SCRIPT = `
+local key = KEYS[1]
+local totalKey = KEYS[2]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local member = ARGV[3]
+local weight = tonumber(ARGV[4])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local function units(entry) return tonumber(string.match(entry, '|(%d+)$')) end
+local total = tonumber(redis.call('GET', totalKey) or '0')
+local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now - window)
+for _, entry in ipairs(expired) do total = total - units(entry) end
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+if redis.call('ZCARD', key) == 0 then total = 0 end
+local added = 0
+if total + weight <= limit then
+  redis.call('ZADD', key, now, member .. '|' .. weight)
+  total = total + weight
+  added = 1
+end
+local oldest = now
+if total > 0 then
+  local entries = redis.call('ZRANGE', key, 0, added == 1 and 0 or -1, 'WITHSCORES')
+  local freed = 0
+  for i = 1, #entries, 2 do
+    oldest = tonumber(entries[i + 1])
+    freed = freed + units(entries[i])
+    if added == 1 or total - freed + weight <= limit then break end
+  end
+  redis.call('SET', totalKey, total, 'PX', window)
+  redis.call('PEXPIRE', key, window)
+else
+  redis.call('DEL', totalKey)
+end
+return { added, total, now, oldest }
+`
+
 interface SlidingLogCommands {
   slidingLogHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number, number]>
+  slidingLogHitWeighted(key: string, totalKey: string, limit: number, windowMs: number, member: string, weight: number): Promise<[number, number, number, number]>
 }
 
 /**
@@ -54,6 +98,7 @@ export function connectRedis(url: string, timeoutMs = 500) {
     retryStrategy: (times) => Math.min(times * 200, 2_000)
   })
   client.defineCommand('slidingLogHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+  client.defineCommand('slidingLogHitWeighted', { numberOfKeys: 2, lua: HIT_WEIGHTED_SCRIPT })
   return client
 }
 
@@ -71,12 +116,19 @@ export class RedisSlidingLog implements SlidingLogStore {
     return { added: added === 1, count, now, oldest }
   }
 
+  async hitWeighted(key: string, limit: number, windowMs: number, member: string, weight: number): Promise<LogState> {
+    const commands = this.client as unknown as SlidingLogCommands
+    const log = this.prefix + key
+    const [added, count, now, oldest] = await commands.slidingLogHitWeighted(log, `${log}:units`, limit, windowMs, member, weight)
+    return { added: added === 1, count, now, oldest }
+  }
+
   async release(key: string, member: string) {
     await this.client.zrem(this.prefix + key, member)
   }
 
   async reset(key: string) {
-    await this.client.del(this.prefix + key)
+    await this.client.del(this.prefix + key, `${this.prefix + key}:units`)
   }
 
   async close() {

@@ -10,6 +10,11 @@ export interface SlidingLogStore {
    * fewer than `limit` entries remain. One atomic step per call, whatever the number of callers.
    */
   hit(key: string, limit: number, windowMs: number, member: string): Promise<LogState>
+  /**
+   * The same for an entry that counts `weight` units (a batch of records): recorded if the units
+   * in the window plus `weight` stay within `limit`. A key is used with hit or with hitWeighted, never both.
+   */
+  hitWeighted(key: string, limit: number, windowMs: number, member: string, weight: number): Promise<LogState>
   /** Takes back one recorded entry (a login attempt that turned out to be successful). */
   release(key: string, member: string): Promise<void>
   /** Forgets the key entirely. */
@@ -20,11 +25,14 @@ export interface SlidingLogStore {
 export interface LogState {
   /** Whether this call's entry was recorded (false: the limit was already reached). */
   added: boolean
-  /** Entries in the window after this call. */
+  /** Entries (units, for a weighted log) in the window after this call. */
   count: number
   /** The store's clock at this call, in epoch milliseconds. */
   now: number
-  /** Instant of the oldest entry still in the window (`now` when the log is empty). */
+  /**
+   * Instant of the oldest entry still in the window (`now` when the log is empty); for a refused
+   * weighted call, of the entry whose expiry makes room for it.
+   */
   oldest: number
 }
 

@@ -18,6 +18,9 @@ import { reservationServices } from '../reservations/services.js'
 import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
 import { syncEventsAcrossInstances } from '../realtime.js'
+import { channelAccount } from './channel-accounts/channel-accounts.js'
+import { channels } from '../channels/index.js'
+import { publicWebchat } from './public-webchat/public-webchat.js'
 import { conversation } from './conversations/conversations.js'
 import { conversationMessages } from './conversation-messages/conversation-messages.js'
 import { predefinedMessage } from './conversation-predefined-messages/conversation-predefined-messages.js'
@@ -25,6 +28,8 @@ import { conversationBulkActions } from './conversations-bulk-actions/conversati
 import { conversationFile } from './conversation-files/conversation-files.js'
 import { automation } from './automations/automations.js'
 import { automationExecution } from './automations-executions/automations-executions.js'
+import { webhookSubscription } from './webhook-subscriptions/webhook-subscriptions.js'
+import { webhookDelivery } from './webhook-deliveries/webhook-deliveries.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -48,6 +53,9 @@ export const services = (app: Application) => {
   app.configure(storageUrlSigning)
   // The inbox's events reach the sockets of every instance (REDIS_URL); the services above keep theirs local.
   app.configure(syncEventsAcrossInstances)
+  app.configure(channelAccount)
+  app.configure(channels)
+  app.configure(publicWebchat)
   app.configure(conversation)
   app.configure(conversationMessages)
   app.configure(predefinedMessage)
@@ -55,4 +63,6 @@ export const services = (app: Application) => {
   app.configure(conversationFile)
   app.configure(automation)
   app.configure(automationExecution)
+  app.configure(webhookSubscription)
+  app.configure(webhookDelivery)
 }

@@ -22,7 +22,68 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
    * Any other key is refused with a 400 before it becomes SQL.
    */
   filterable?: ReadonlySet<string>
+  /** The keys a batch upsert may match records by (set by the resource factory from the declaration). */
+  upsertKeys?: Record<string, UpsertKey>
 }
+
+/** A condition on stored custom-field values (built by the resource factory from custom_fields_by_name filters). */
+export type CustomFieldFilter =
+  /** The record's values contain any of these objects (jsonb @>, served by the GIN index on custom_fields). */
+  | { anyOf: Record<string, unknown>[] }
+  /** A number or date range on one field, served by custom_field_ranges (migration 20261123001400_sync). */
+  | { organizationId: number; key: string; column: 'number_value' | 'date_value'; comparisons: ['>' | '>=' | '<' | '<=', unknown][] }
+
+/** The cursor of a keyset page: the (updated_at, id) of the last record read. */
+export interface KeysetCursor {
+  updated_at: string
+  id: number
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** $withDeleted: deleted records are listed too, with their deleted_at. */
+    withDeleted?: boolean
+    /** $after: a keyset page, the records after this (updated_at, id) in the $sort direction. */
+    after?: KeysetCursor
+    customFieldFilters?: CustomFieldFilter[]
+  }
+}
+
+/**
+ * How a batch upsert recognises a record: SQL over a sent key (the SQL expression `k`), so that
+ * the match, the per-key lock and the check for keys repeated in a batch agree whatever the
+ * case or spelling of the key.
+ */
+export interface UpsertKey {
+  /** The condition on a stored row (alias t) matching key k, served by an index: e.g. lower(t.email) = lower(k). */
+  matches: (k: string) => string
+  /** The normalized key, e.g. lower(k): what is locked, and compared within a batch. */
+  sent: (k: string) => string
+  /** The key of a record about to be written (its prepared row); null or undefined: it has none. */
+  value: (row: Record<string, any>) => string | null | undefined
+  /** The body field the key comes from, where an error about it is reported. */
+  field: string
+}
+
+/** One record of a batch upsert: the row to write, and the columns the client set (the others stay on a match). */
+export interface UpsertRecord {
+  row: Record<string, any>
+  sent: string[]
+}
+
+/** A key of one record repeats the key of an earlier record of the same batch. */
+export class RepeatedKeys extends BadRequest {
+  constructor(errors: Record<string, Record<string, string>>) {
+    super('Invalid records', { errors })
+  }
+}
+
+/** Columns an upsert never changes on a record it matches. */
+const KEPT_ON_MATCH = new Set(['id', 'organization_id', 'created_by_user_id', 'created_at', 'updated_at', 'deleted_at'])
+
+/** A stored value written back as it is: json(b) values go back as JSON text. */
+const storedValue = (value: unknown) =>
+  value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value
 
 /** A page of search matches in the spec's list envelope. */
 export interface SearchPage<T> {
@@ -82,6 +143,14 @@ export class RecordService<
     return this.options.Model
   }
 
+  /**
+   * The call's transaction when it runs in one (the factory's write transaction, or a caller's),
+   * else the pool. A write opens its own transaction on this, so that it nests as a savepoint.
+   */
+  dbOf(params: { transaction?: { trx?: Knex.Transaction } } = {}): Knex {
+    return params.transaction?.trx ?? this.knex
+  }
+
   knexify(knexQuery: Knex.QueryBuilder, query: Record<string, any> = {}, parentKey?: string): Knex.QueryBuilder {
     const qualified: Record<string, any> = {}
     for (const [key, value] of Object.entries(query)) {
@@ -102,8 +171,16 @@ export class RecordService<
   createQuery(params: ServiceParams = {} as ServiceParams) {
     const { filters } = this.filterQuery(params)
     const builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined } } as ServiceParams)
-    if (this.softDelete) builder.whereNull(`${this.table}.deleted_at`)
+    if (this.softDelete && !params.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
     const sort: Record<string, 1 | -1> = { ...(filters.$sort ?? {}) }
+    if (params.after) {
+      // A row comparison: one range of the (organization_id, updated_at, id) index, whatever the page.
+      const direction = Number(sort.updated_at) === -1 ? '<' : '>'
+      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [
+        `${this.table}.updated_at`, `${this.table}.id`, params.after.updated_at, params.after.id
+      ])
+    }
+    for (const filter of params.customFieldFilters ?? []) this.whereCustomFields(builder, filter)
     for (const [column, direction] of Object.entries(sort)) {
       builder.orderBy(qualify(this.table, column), Number(direction) === -1 ? 'desc' : 'asc')
     }
@@ -111,10 +188,26 @@ export class RecordService<
     return builder
   }
 
+  private whereCustomFields(builder: Knex.QueryBuilder, filter: CustomFieldFilter) {
+    const column = `${this.table}.custom_fields`
+    if ('anyOf' in filter) {
+      builder.where((any) => {
+        for (const values of filter.anyOf) any.orWhereRaw('?? @> ?::jsonb', [column, JSON.stringify(values)])
+      })
+      return
+    }
+    const matching = this.knex('custom_field_ranges')
+      .select('record_id')
+      .where({ organization_id: filter.organizationId, table_name: this.table, key: filter.key })
+    for (const [operator, value] of filter.comparisons) matching.where(filter.column, operator, value as any)
+    builder.whereIn(`${this.table}.id`, matching)
+  }
+
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
+    if (params.after) return this.keysetPage(builder, filters.$limit, Boolean(paginate && paginate.default))
     const countQuery = this.countQuery(builder, params)
     if (filters.$limit) builder.limit(filters.$limit)
     if (filters.$skip) builder.offset(filters.$skip)
@@ -124,6 +217,19 @@ export class RecordService<
     ])
     if (!count) return data as Result[]
     return { total: Number(count[0]?.total ?? 0), limit: filters.$limit, skip: filters.$skip || 0, data: data as Result[] }
+  }
+
+  /**
+   * A keyset page ($after): no total (counting the rest of a million-row sync would cost more
+   * than the page), and `next`, the cursor of its last record, to pass as the next $after.
+   * The sync has caught up when a page holds fewer than $limit records.
+   */
+  private async keysetPage(builder: Knex.QueryBuilder, limit: number, paginate: boolean) {
+    const data: Record<string, any>[] = limit === 0 ? [] : await builder.limit(limit)
+    if (!paginate) return data as Result[]
+    const last = data[data.length - 1]
+    const next = last ? { updated_at: new Date(last.updated_at).toISOString(), id: last.id } : null
+    return { limit, skip: 0, next, data: data as Result[] }
   }
 
   /**
@@ -162,6 +268,7 @@ export class RecordService<
    */
   private preparedGet(id: Id, params: ServiceParams): Promise<Result | undefined> | undefined {
     if (params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg' || this.options.schema) return undefined
+    if (params.withDeleted || params.after || params.customFieldFilters?.length) return undefined
     // A service that narrows its reads itself (a channel's view of a shared table) keeps the builder.
     if (this.createQuery !== RecordService.prototype.createQuery || this.knexify !== RecordService.prototype.knexify) return undefined
     const query: Record<string, any> = params.query ?? {}
@@ -177,10 +284,170 @@ export class RecordService<
     return runNamed<Result>(this.knex, `crm get ${this.table}${live ? ' live' : ''}`, text, [organizations, id]).then((rows) => rows[0])
   }
 
+  /** One INSERT ... RETURNING, of one record or of a batch (answered in input order). */
   async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
-    if (Array.isArray(data)) throw new MethodNotAllowed('Send one record at a time')
-    const [row] = await this.db(params).insert(data).returning('*')
-    return row as Result
+    if (!Array.isArray(data)) {
+      const [row] = await this.db(params).insert(data).returning('*')
+      return row as Result
+    }
+    const rows: Result[] = await this.db(params).insert(data).returning('*')
+    // The ids of one INSERT come from the sequence in VALUES order.
+    return rows.sort((a, b) => Number(a.id) - Number(b.id))
+  }
+
+  /**
+   * The batch upsert, in one transaction and three statements whatever the number of records:
+   * a transaction-level advisory lock on every key (sorted, so concurrent batches queue instead
+   * of deadlocking), the match of every key against the live records (locked FOR UPDATE), and
+   * one INSERT ... ON CONFLICT (organization_id, id) DO UPDATE where a matched record carries
+   * its id. A concurrent upsert of the same key waits for the lock and then sees this one's
+   * record, so one key never makes two records. Answers the rows in input order and whether
+   * each was created.
+   */
+  async upsertRows(keyName: string, records: UpsertRecord[], params: ServiceParams = {} as ServiceParams) {
+    const key = this.options.upsertKeys?.[keyName]
+    if (!key) throw new BadRequest('Validation failed', { errors: { idProperty: `must be one of: ${Object.keys(this.options.upsertKeys ?? {}).join(', ')}` } })
+    const organizationId = records[0].row.organization_id
+    const values = records.map(({ row }) => key.value(row)) as string[]
+    const missing: Record<string, Record<string, string>> = {}
+    values.forEach((value, index) => {
+      if (value === null || value === undefined || value === '') missing[index] = { [key.field]: `is required to upsert by ${keyName}` }
+    })
+    if (Object.keys(missing).length) throw new BadRequest('Invalid records', { errors: missing })
+
+    const run = async (trx: Knex.Transaction) => {
+      const table = this.table
+      await trx.raw(
+        `SELECT pg_advisory_xact_lock(hashtextextended(? || s.k, 0)) FROM (SELECT DISTINCT ${key.sent('i.k')} AS k FROM unnest(?::text[]) AS i(k) ORDER BY 1) AS s`,
+        [`${table}:${keyName}:${organizationId}:`, values]
+      )
+      const { rows: matches } = await trx.raw(
+        `SELECT i.ord AS batch_ord, ${key.sent('i.k')} AS batch_key, m.* FROM unnest(?::text[]) WITH ORDINALITY AS i(k, ord)
+         LEFT JOIN LATERAL (
+           SELECT * FROM ?? AS t WHERE t.organization_id = ? AND t.deleted_at IS NULL AND ${key.matches('i.k')}
+           ORDER BY t.id LIMIT 1 FOR UPDATE
+         ) AS m ON true ORDER BY i.ord`,
+        [values, table, organizationId]
+      )
+      this.refuseRepeatedKeys(matches.map((match: any) => match.batch_key), key.field)
+      const columns = [...new Set(records.flatMap(({ row }) => Object.keys(row)))].filter((column) => column !== 'id')
+      const rows = records.map(({ row, sent }, index) => {
+        const stored = matches[index].id === null ? undefined : matches[index]
+        return stored ? this.mergedWithStored(row, sent, stored, columns) : row
+      })
+      const insert = trx(table).insert(rows).toSQL()
+      const changed = columns.filter((column) => !KEPT_ON_MATCH.has(column))
+      const written: Result[] = (await trx.raw(
+        `${insert.sql} ON CONFLICT (organization_id, id) DO UPDATE SET ${changed.map(() => '?? = EXCLUDED.??').join(', ')}${changed.length ? ', ' : ''}updated_at = now() RETURNING *`,
+        [...insert.bindings, ...changed.flatMap((column) => [column, column])]
+      )).rows
+      return this.inInputOrder(written, matches.map((match: any) => match.id))
+    }
+    return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
+  }
+
+  /** The upsert custom method: its records prepared by the batch hooks (batch-writes.ts). */
+  async upsert(data: { idProperty: string; records: UpsertRecord[] }, params: ServiceParams = {} as ServiceParams) {
+    const written = await this.upsertRows(data.idProperty, data.records, params)
+    params.batchEvents = written.map(({ created }) => (created ? 'created' : 'patched'))
+    const created = written.filter((record) => record.created).length
+    return { created, updated: written.length - created, data: written.map(({ row }) => row) }
+  }
+
+  /**
+   * The batch-update custom method: each record's prepared changes written by the service's own
+   * _patch (so every resource's write rules apply unchanged), in one transaction.
+   */
+  async 'batch-update'(data: { organization_id: number; records: { id: number; changes: PatchData }[] }, params: ServiceParams = {} as ServiceParams) {
+    const run = async (trx: Knex.Transaction) => {
+      const scoped = { ...params, query: { organization_id: data.organization_id }, transaction: { trx } } as ServiceParams
+      const rows: Result[] = []
+      for (const { id, changes } of data.records) rows.push(await this._patch(id, changes, scoped))
+      return rows
+    }
+    const rows = await (params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run))
+    params.batchEvents = rows.map(() => 'patched')
+    return rows
+  }
+
+  /** The batch-delete custom method (see removeRows). */
+  async 'batch-delete'(data: { organization_id: number; ids: number[] }, params: ServiceParams = {} as ServiceParams) {
+    const rows = await this.removeRows(data.organization_id, data.ids, params)
+    params.batchEvents = rows.map(() => 'removed')
+    return rows
+  }
+
+  /** Two records of one batch with the same key would write one record twice: a 400 naming the later one. */
+  private refuseRepeatedKeys(keys: (string | null)[], field: string) {
+    const first = new Map<string, number>()
+    const errors: Record<string, Record<string, string>> = {}
+    keys.forEach((key, index) => {
+      if (key === null) return
+      if (first.has(key)) errors[index] = { [field]: `is the same key as record ${first.get(key)}'s` }
+      else first.set(key, index)
+    })
+    if (Object.keys(errors).length) throw new RepeatedKeys(errors)
+  }
+
+  /** A matched record's row: the columns the client sent, the stored values elsewhere, custom fields merged. */
+  private mergedWithStored(row: Record<string, any>, sent: string[], stored: Record<string, any>, columns: string[]) {
+    const merged: Record<string, unknown> = { id: stored.id, organization_id: stored.organization_id }
+    for (const column of columns) {
+      if (column === 'organization_id') continue
+      merged[column] = sent.includes(column) ? row[column] : storedValue(stored[column])
+    }
+    if (sent.includes('custom_fields') && typeof row.custom_fields === 'string') {
+      merged.custom_fields = JSON.stringify({ ...(stored.custom_fields ?? {}), ...JSON.parse(row.custom_fields) })
+    }
+    return merged
+  }
+
+  /** Written rows back in input order: a matched record by its id, the created ones in id (VALUES) order. */
+  private inInputOrder(written: Result[], matchedIds: (number | null)[]) {
+    const byId = new Map(written.map((row) => [Number(row.id), row]))
+    const matched = new Set(matchedIds.filter((id) => id !== null).map(Number))
+    const created = written.filter((row) => !matched.has(Number(row.id))).sort((a, b) => Number(a.id) - Number(b.id))
+    let next = 0
+    return matchedIds.map((id) => (id === null ? { row: created[next++], created: true } : { row: byId.get(Number(id))!, created: false }))
+  }
+
+  /**
+   * Soft-deletes live records of one organization by id, with their declared dependants, in one
+   * transaction and a constant number of statements; all or nothing: an id that is not a live
+   * record of the organization is a 404 naming the first such id, and nothing is deleted.
+   */
+  async removeRows(organizationId: number, ids: number[], params: ServiceParams = {} as ServiceParams): Promise<Result[]> {
+    const run = async (trx: Knex.Transaction) => {
+      const write = trx(this.table).where({ organization_id: organizationId }).whereIn('id', ids)
+      const rows: Result[] = this.softDelete
+        ? await write.whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
+        : await write.delete().returning('*')
+      this.assertAllFound(ids, rows)
+      if (this.softDelete && rows.length > 0) {
+        const deletedAt = rows[0].deleted_at
+        for (const { table, column } of this.options.softDeleteCascade ?? []) {
+          await trx(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
+            .update({ deleted_at: deletedAt, updated_at: deletedAt })
+        }
+      }
+      const byId = new Map(rows.map((row) => [Number(row.id), row]))
+      return ids.map((id) => byId.get(Number(id))!)
+    }
+    return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
+  }
+
+  /** The live rows of one organization with these ids, in the order of the ids; 404 naming the first id missing. */
+  async liveRows(organizationId: number, ids: number[], params: ServiceParams = {} as ServiceParams): Promise<Result[]> {
+    const rows: Result[] = await this.db(params).where({ organization_id: organizationId }).whereIn('id', ids).whereNull('deleted_at')
+    this.assertAllFound(ids, rows)
+    const byId = new Map(rows.map((row) => [Number(row.id), row]))
+    return ids.map((id) => byId.get(Number(id))!)
+  }
+
+  private assertAllFound(ids: number[], rows: Result[]) {
+    const found = new Set(rows.map((row) => Number(row.id)))
+    const missing = ids.find((id) => !found.has(Number(id)))
+    if (missing !== undefined) throw new NotFound(`No record found for id '${missing}'`)
   }
 
   /** One UPDATE ... RETURNING on the live, scoped row (or rows, for an explicit multi patch). */

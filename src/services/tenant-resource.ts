@@ -6,19 +6,26 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { TObject, TSchema } from '@feathersjs/typebox'
 import type { Knex } from 'knex'
 import type { Application, HookContext, NextFunction, Role, ServiceTypes } from '../declarations.js'
-import { authenticated } from '../hooks/authenticate.js'
+import { READ_METHODS, authenticated } from '../hooks/authenticate.js'
 import { refuseApiKeyCallers } from '../hooks/api-key-callers.js'
+import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
-import { resolveRecords } from '../hooks/resolve-records.js'
-import { RecordId } from '../schemas.js'
+import { mapRecords, representRecord, resolveRecords } from '../hooks/resolve-records.js'
+import { writeTransaction } from '../hooks/write-transaction.js'
+import { databaseOf } from '../hooks/tenant-scope.js'
+import { MAX_IN_LIST, RecordId } from '../schemas.js'
 import { queryValidator } from '../validators.js'
-import { storeCustomFieldValues } from './custom-fields/custom-field-values.js'
+import { definitionsFor, storeCustomFieldValues, valueProblem } from './custom-fields/custom-field-values.js'
+import type { CustomFieldDefinition } from './custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
+import type { CustomFieldFilter } from './record-service.js'
 import { attachRelations } from './joins.js'
 import type { JoinSpec } from './joins.js'
-import type { ServiceDocs } from '../openapi.js'
+import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
+import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
+import type { BatchDeclaration } from './batch-writes.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
 type WriteMethod = 'create' | 'patch' | 'remove'
@@ -31,16 +38,18 @@ export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Pr
 export interface CustomMethod {
   /** Validator of the body; the method's data. */
   data: Validator
-  /** For the OpenAPI document. */
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  /** For the OpenAPI document: the body, the answer, and a summary in the resource's words. */
+  docs: CustomMethodDocs
   /** Rules run after the body is validated and the organization pinned. */
   before?: ResourceHook[]
+  /** The method only reads (a search): an API key with the scope 'read' may call it. */
+  reads?: boolean
 }
 
 /** PATCH /<path> without an id: a change of many records at once (e.g. the bulk activity completion). */
 export interface MultiPatch {
   data: Validator
-  docs: { data: TSchema; result?: TSchema; description?: string }
+  docs: CustomMethodDocs
   before?: ResourceHook[]
 }
 
@@ -82,10 +91,16 @@ export interface TenantResourceOptions {
   joins?: { flag?: string; list?: Relation[]; record?: Relation[] }
   /** The resource's own rules, run after validation and references, before the data resolver. */
   rules?: Partial<Record<WriteMethod | 'find' | 'get', ResourceHook[]>>
-  after?: Partial<Record<WriteMethod, ResourceHook[]>>
+  /** After hooks of the write methods and of custom methods (by name). */
+  after?: Partial<Record<string, ResourceHook[]>>
   custom?: Record<string, CustomMethod>
   multiPatch?: MultiPatch
-  docs?: Pick<ServiceDocs, 'paths' | 'createContentType'>
+  /**
+   * Batch writes (docs/bulk-and-sync.md): an array body on create, and the upsert, batch-update and
+   * batch-delete custom methods (list BATCH_METHODS among the methods), with the keys upsert matches by.
+   */
+  batch?: BatchDeclaration
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }
 
@@ -97,6 +112,9 @@ const idQueryValidator = getValidator(idQuerySchema, queryValidator)
 export function listFlags(query: TObject, result: TObject): string[] {
   return Object.keys(query.properties).filter((key) => !key.startsWith('$') && !(key in result.properties))
 }
+
+/** The list query keys that filter on a custom field by name: custom_fields_by_name.<name>. */
+const CUSTOM_FIELD_FILTER = 'custom_fields_by_name.'
 
 /** The columns a query may filter on: the list schema's fields, and id and organization_id. */
 function filterableColumns(query: TObject, flags: string[]) {
@@ -111,17 +129,23 @@ function filterableColumns(query: TObject, flags: string[]) {
  */
 function validateQueries(options: TenantResourceOptions, flags: string[]): ResourceHook {
   const listFlag = options.joins?.flag
+  const selects = '$select' in options.schemas.query.properties
+  const takeSelect = selectedFields(options)
+  const filtersCustomFields = options.customFields?.by === 'name'
   const validateList = schemaHooks.validateQuery(options.validators.query)
   const validateById = schemaHooks.validateQuery(idQueryValidator)
   return async (context) => {
     const query = context.params.query as Record<string, unknown> | undefined
     if (context.method === 'find') {
+      if (filtersCustomFields && query) context.params.query = takeCustomFieldQuery(context, query)
       await validateList(context)
       if (listFlag && context.params.query?.[listFlag] !== undefined) {
         const { [listFlag]: flag, ...rest } = context.params.query
         context.params.joinList = flag === true
         context.params.query = rest
       }
+      takeSyncParameters(context)
+      takeSelect(context)
       return
     }
     if (query) {
@@ -132,27 +156,166 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
       }
       context.params.query = kept
     }
+    if (selects && context.method === 'get') takeSelect(context)
     await validateById(context)
   }
 }
 
+/**
+ * $select: taken out of the query into params.selectFields, each name checked against the
+ * resource's schema (joined objects by their names, e.g. company). The records are read whole
+ * and trimmed on the way out (selectFields), so resolvers and joins still see the columns they
+ * need; naming a joined object attaches the joins as the list flag would.
+ */
+function selectedFields(options: TenantResourceOptions) {
+  const fields = new Set(Object.keys(options.schemas.result.properties))
+  const relations = [...(options.joins?.list ?? []), ...(options.joins?.record ?? [])]
+  const joined = new Set(relations.flatMap((relation) => (typeof relation === 'function' ? [] : [relation.as])))
+  return (context: HookContext) => {
+    const query = context.params.query as Record<string, unknown> | undefined
+    if (!query || query.$select === undefined) return
+    const { $select, ...rest } = query
+    const names = Array.isArray($select) ? $select : [$select]
+    for (const name of names) {
+      if (typeof name !== 'string' || !fields.has(name)) throw fieldError(`$select.${String(name)}`, 'is not a field of this resource')
+    }
+    context.params.selectFields = names as string[]
+    if (names.some((name) => joined.has(name as string))) context.params.joinList = true
+    context.params.query = rest
+  }
+}
+
+/** $withDeleted and $after, taken out of a validated list query into params for RecordService. */
+function takeSyncParameters(context: HookContext) {
+  const { $withDeleted, $after, ...rest } = context.params.query ?? {}
+  if ($withDeleted === true) context.params.withDeleted = true
+  if ($after !== undefined) {
+    if (rest.$skip !== undefined) throw fieldError('$after', 'cannot be combined with $skip: a keyset page starts after its cursor')
+    const sort = rest.$sort as Record<string, number> | undefined
+    if (sort === undefined) rest.$sort = { updated_at: 1, id: 1 }
+    else if (Object.keys(sort).join(',') !== 'updated_at,id' || Number(sort.updated_at) !== Number(sort.id)) {
+      throw fieldError('$sort', 'must be {updated_at, id}, both in one direction, with $after')
+    }
+    context.params.after = $after
+  }
+  context.params.query = rest
+}
+
+/** The custom_fields_by_name.<name> keys of a list query, kept in params until the organization is known. */
+function takeCustomFieldQuery(context: HookContext, query: Record<string, unknown>) {
+  const kept: Record<string, unknown> = {}
+  const custom: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(query)) {
+    if (key.startsWith(CUSTOM_FIELD_FILTER)) custom[key.slice(CUSTOM_FIELD_FILTER.length)] = value
+    else kept[key] = value
+  }
+  if (Object.keys(custom).length > 0) context.params.customFieldQuery = custom
+  return kept
+}
+
+/** Trims what a call answers to the $select fields (and id), records of a page included. */
+const selectFields = async (context: HookContext, next: NextFunction) => {
+  await next()
+  const fields = context.params.selectFields
+  if (!fields) return
+  const keep = ['id', ...fields]
+  const pick = async (record: Record<string, any>) => {
+    const picked: Record<string, any> = {}
+    for (const field of keep) if (field in record) picked[field] = record[field]
+    return picked
+  }
+  context.result = await mapRecords(context.result, pick)
+  if (context.dispatch) context.dispatch = await mapRecords(context.dispatch, pick)
+}
+
 /** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
-function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>, db: () => Knex): ResourceHook {
-  const attach = async (rows: Record<string, any>[], relations: Relation[]) => {
+function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
+  const attach = async (db: Knex, rows: Record<string, any>[], relations: Relation[]) => {
     const specs = relations.filter((relation): relation is JoinSpec => typeof relation !== 'function')
     const loaders = relations.filter((relation) => typeof relation === 'function') as Exclude<Relation, JoinSpec>[]
-    await Promise.all([attachRelations(db(), rows, specs), ...loaders.map((load) => load(db(), rows))])
+    await Promise.all([attachRelations(db, rows, specs), ...loaders.map((load) => load(db, rows))])
   }
   return async (context) => {
     const result = context.result as any
+    // Inside the call's transaction, when it runs in one (it may hold the only connection).
+    const db = databaseOf(context)
     if (context.method === 'find') {
-      if (joins.list && (!joins.flag || context.params.joinList)) await attach(result.data ?? result, joins.list)
+      if (joins.list && (!joins.flag || context.params.joinList)) await attach(db, result.data ?? result, joins.list)
     } else if (joins.record) {
-      await attach([result], joins.record)
+      await attach(db, [result], joins.record)
     } else if (context.params.joinList && joins.list) {
-      await attach([result], joins.list)
+      await attach(db, [result], joins.list)
     }
   }
+}
+
+/**
+ * custom_fields_by_name.<name> filters of a list, once the organization is pinned: each name
+ * must be a live custom field of the organization (else 400 naming it); equality and $in on any
+ * field, ranges ($gt, $gte, $lt, $lte) on number and date fields; values checked like stored ones.
+ */
+function filterCustomFields(entity: CustomFieldEntity): ResourceHook {
+  return async (context) => {
+    const input = context.params.customFieldQuery
+    if (!input) return
+    const organizationId = context.params.query!.organization_id as number
+    const definitions = new Map((await definitionsFor(context, organizationId, entity)).map((definition) => [definition.name, definition]))
+    const filters: CustomFieldFilter[] = []
+    for (const [name, condition] of Object.entries(input)) {
+      const definition = definitions.get(name)
+      if (!definition) throw fieldError(`${CUSTOM_FIELD_FILTER}${name}`, 'is not a custom field name of this organization')
+      filters.push(...customFieldConditions(definition, condition, organizationId))
+    }
+    context.params.customFieldFilters = filters
+  }
+}
+
+const RANGE_OPERATORS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const
+type RangeOperator = keyof typeof RANGE_OPERATORS
+
+/** Query strings are text: a number or boolean field's value arrives as '5' or 'true'. */
+function coerceFilterValue(definition: CustomFieldDefinition, value: unknown) {
+  if (typeof value !== 'string') return value
+  if (definition.field_type === 'number' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value)
+  if (definition.field_type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true'
+  return value
+}
+
+/** The conditions of one custom-field filter: a containment (equality, $in) and/or a range. */
+function customFieldConditions(definition: CustomFieldDefinition, condition: unknown, organizationId: number): CustomFieldFilter[] {
+  const field = `${CUSTOM_FIELD_FILTER}${definition.name}`
+  const multiselect = definition.field_type === 'multiselect'
+  // A multiselect value matches when it holds the option asked for.
+  const contained = (raw: unknown) => {
+    const value = coerceFilterValue(definition, raw)
+    const problem = multiselect ? valueProblem(definition, [value]) : valueProblem(definition, value)
+    if (problem) throw fieldError(field, problem)
+    return { [definition.key]: multiselect ? [value] : value }
+  }
+  const isOperators = condition !== null && typeof condition === 'object' && !Array.isArray(condition)
+  if (!isOperators) return [{ anyOf: [contained(condition)] }]
+  const filters: CustomFieldFilter[] = []
+  const comparisons: ['>' | '>=' | '<' | '<=', unknown][] = []
+  const ranged = definition.field_type === 'number' || definition.field_type === 'date'
+  for (const [operator, value] of Object.entries(condition as Record<string, unknown>)) {
+    if (operator === '$in') {
+      const values = Array.isArray(value) ? value : [value]
+      if (values.length === 0 || values.length > MAX_IN_LIST) throw fieldError(field, `$in takes 1 to ${MAX_IN_LIST} values`)
+      filters.push({ anyOf: values.map(contained) })
+    } else if (operator in RANGE_OPERATORS && ranged) {
+      const bound = coerceFilterValue(definition, value)
+      const problem = valueProblem(definition, bound)
+      if (problem) throw fieldError(field, problem)
+      comparisons.push([RANGE_OPERATORS[operator as RangeOperator], bound])
+    } else {
+      throw fieldError(field, `takes a value, $in${ranged ? ', $gt, $gte, $lt or $lte' : ''} (${definition.field_type} field)`)
+    }
+  }
+  if (comparisons.length > 0) {
+    const column = definition.field_type === 'number' ? 'number_value' : 'date_value'
+    filters.push({ organizationId, key: definition.key, column, comparisons })
+  }
+  return filters
 }
 
 const runAll = (hooks: ResourceHook[]) => async (context: HookContext) => {
@@ -179,7 +342,8 @@ function writeChain(
 /**
  * Registers a tenant resource and owns its whole hook chain, in one order for every resource:
  *
- *   authentication (→ API keys refused, where declared) → result resolvers (around every method)
+ *   authentication (→ API keys refused, where declared) → the write transaction, when a write needs one
+ *   (webhook events, Idempotency-Key answer) → result resolvers (around every method)
  *   → query validation (list query for find, by-id query otherwise; list flags stripped)
  *   → a write's body is one JSON object → tenant scope and role check → body validation → references → the resource's rules
  *   → custom-field values → data resolver → the service method → joins → after rules.
@@ -200,48 +364,79 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   const customDocs: Record<string, unknown> = {}
   for (const [name, method] of Object.entries(options.custom ?? {})) customDocs[name] = method.docs
   if (options.multiPatch) customDocs.multiPatch = options.multiPatch.docs
+  const batch = options.batch ? batchSchemas(path, options.batch, schemas.data, schemas.patch) : undefined
+  if (options.batch && batch) {
+    const missing = BATCH_METHODS.filter((method) => !options.methods.includes(method))
+    if (missing.length) throw new Error(`${path} declares batch writes but does not list the methods ${missing.join(', ')}`)
+    service.options.upsertKeys = options.batch.upsertKeys
+    service.options.multi = ['create']
+    const { docs } = batch
+    customDocs.upsert = { data: docs.upsert, result: docs.upsertResult, status: 201, description: `Creates or changes 1..${MAX_BATCH_RECORDS} records matched by idProperty (${Object.keys(options.batch.upsertKeys).join(', ')}); all or nothing.` }
+    customDocs['batch-update'] = { data: docs['batch-update'], result: docs.records, patch: true, description: 'Changes 1..100 records by id; all or nothing (404 naming the first id not found).' }
+    customDocs['batch-delete'] = { data: docs['batch-delete'], result: docs.records, patch: true, description: 'Deletes 1..100 records by id, as single deletes do; all or nothing (404 naming the first id not found).' }
+    customDocs.createMany = { maxItems: MAX_BATCH_RECORDS }
+  }
 
   app.use(path, service, {
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
-    koa: options.koa,
+    readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
+    koa: batch ? { before: [patchToBatchMethod, ...(options.koa?.before ?? [])] } : options.koa,
     docs: {
       description: options.description,
       ...options.docs,
+      customFieldFilters: options.customFields?.by === 'name',
       schemas: { result: schemas.result, data: schemas.data, patch: schemas.patch, query: schemas.query, ...customDocs }
     }
   } as any)
 
+  const chains = batch && {
+    validators: options.validators,
+    references: options.references,
+    rules,
+    customFields,
+    resolvers: { data: options.resolvers?.data, patch: options.resolvers?.patch },
+    after: options.after ?? {}
+  }
+  const batchWrites = chains && batch ? batchHooks(chains, batch.validators) : undefined
+  const createOne = writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data)
   const patchOne = writeChain(options.validators.patch, references, customFields, rules.patch, options.resolvers?.patch)
   const patchMany = options.multiPatch
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), oneRecordBody, scopeFor(options)],
-    find: rules.find ?? [],
+    all: [validateQueries(options, flags), bodyOf(Boolean(batchWrites)), scopeFor(options)],
+    find: [...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []), ...(rules.find ?? [])],
     get: rules.get ?? [],
-    create: writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data),
+    create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
     remove: rules.remove ?? []
   }
   for (const [name, method] of Object.entries(options.custom ?? {})) {
     before[name] = [schemaHooks.validateData(method.data), ...(method.before ?? [])]
   }
+  if (batchWrites) Object.assign(before, batchWrites.before)
 
   const after: Record<string, ResourceHook[]> = {}
   if (options.joins) {
-    const joins = attachJoins(options.joins, () => app.get('knex'))
+    const joins = attachJoins(options.joins)
     after.find = [joins]
     after.get = [joins]
   }
-  for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...hooks]
+  for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...(hooks ?? [])]
+  if (batchWrites) {
+    // A batch create runs the resource's after rules once per record written.
+    after.create = [async (context: HookContext) => runAll(Array.isArray(context.data) ? [batchWrites.afterCreateMany] : options.after?.create ?? [])(context)]
+    Object.assign(after, batchWrites.after)
+  }
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
+  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external))
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+      all: [authenticationFor(options), selectFields, ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
     },
     before: before as any,
     after: after as any
@@ -257,6 +452,8 @@ export interface TenantOperationOptions {
   service: any
   methods: readonly string[]
   description: string
+  /** One line for the OpenAPI document (default: the description's first sentence). */
+  summary?: string
   /** For the OpenAPI document: the result, and the body of create or the query of find. */
   schemas: { result?: TSchema; data?: TSchema; query?: TSchema }
   /** The query of find, or the body of create. */
@@ -280,7 +477,7 @@ export function tenantOperation(app: Application, options: TenantOperationOption
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-operation',
-    docs: { description: options.description, paths: options.docs?.paths, schemas: options.schemas }
+    docs: { description: options.description, summary: options.summary, paths: options.docs?.paths, schemas: options.schemas }
   } as any)
   const scope = scopeToTenant({ roles: options.roles })
   app.service(path).hooks({
@@ -299,7 +496,9 @@ export function tenantOperation(app: Application, options: TenantOperationOption
  */
 function authenticationFor(options: TenantResourceOptions) {
   const { refuseApiKeys, tokenCalls } = options
-  const refuses = (method: string) => refuseApiKeys === true || (Array.isArray(refuseApiKeys) && refuseApiKeys.includes(method))
+  const batchOf: Record<string, string> = { upsert: 'create', 'batch-update': 'patch', 'batch-delete': 'remove' }
+  const refuses = (method: string) =>
+    refuseApiKeys === true || (Array.isArray(refuseApiKeys) && (refuseApiKeys.includes(method) || refuseApiKeys.includes(batchOf[method])))
   return async (context: HookContext, next: NextFunction) => {
     const { provider, authentication, caller } = context.params
     const anonymous = Boolean(provider && !authentication && !caller)
@@ -313,17 +512,21 @@ function authenticationFor(options: TenantResourceOptions) {
 
 /** The tenant scope with the resource's roles, or the token calls' own scope. */
 function scopeFor(options: TenantResourceOptions): ResourceHook {
-  const tenant = scopeToTenant({ roles: options.roles })
+  const tenant = scopeToTenant({ roles: options.batch ? batchRoles(options.roles) : options.roles })
   const { tokenCalls } = options
   return async (context) => (tokenCalls?.matches(context) ? tokenCalls.scope(context) : tenant(context))
 }
 
-/** A write takes one JSON object: an array, a string or a number is a 400 before anything else looks at it. */
-const oneRecordBody: ResourceHook = async (context) => {
+/**
+ * A write takes one JSON object: an array, a string or a number is a 400 before anything else
+ * looks at it. A resource with batch writes takes an array of 1..100 records on create too.
+ */
+const bodyOf = (batches: boolean): ResourceHook => async (context) => {
   if (['find', 'get', 'remove'].includes(context.method)) return
   const data = context.data
+  if (batches && context.method === 'create' && Array.isArray(data)) return checkSize(data.length)
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    throw new BadRequest('The body must be one JSON object: send one record at a time')
+    throw new BadRequest(batches ? 'The body must be one JSON object, or an array of records on create' : 'The body must be one JSON object: send one record at a time')
   }
 }
 
@@ -336,5 +539,9 @@ declare module '@feathersjs/feathers' {
   interface Params {
     /** The list join flag of the call (fastJoinFor…List), taken out of the query by the factory. */
     joinList?: boolean
+    /** $select: the fields the answer keeps (id always), taken out of the query by the factory. */
+    selectFields?: string[]
+    /** The custom_fields_by_name.<name> filters of a list, by name, until they are checked. */
+    customFieldQuery?: Record<string, unknown>
   }
 }

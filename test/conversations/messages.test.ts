@@ -36,7 +36,7 @@ describe('conversation messages', () => {
         id: expect.any(Number), organization_id: acme.organization.id, conversation_id: expect.any(Number), channel: 'playground',
         channel_account_id: null, direction: 'outbound', sender_type: 'user', sender_user_id: acme.user.id, content: 'Hello Marie',
         content_type: 'text', file_ids: [], template: null, reply_to_message_id: null, provider_message_id: null, status: 'delivered',
-        error: null, sent_at: null, delivered_at: expect.stringMatching(ISO_MS), read_at: null,
+        error: null, metadata: {}, sent_at: null, delivered_at: expect.stringMatching(ISO_MS), read_at: null,
         created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS), deleted_at: null
       })
       const conversation = await conversationOf(acme, res.body.conversation_id)
@@ -93,11 +93,11 @@ describe('conversation messages', () => {
       expect((await messagesOf(acme, 'sms', { conversation_id: conversation.id })).total).toBe(0)
     })
 
-    it.each(['instagram', 'messenger', 'webchat'])("when a %s message is sent through its transform-outgoing path, then it is queued on that channel", async (channel) => {
+    it.each([['instagram', 'queued'], ['messenger', 'queued'], ['webchat', 'delivered']])("when a %s message is sent through its transform-outgoing path, then it is %s on that channel", async (channel, status) => {
       const conversation = await createConversation(t, acme, { channel })
       const res = await send(acme, `conversation-messages-transform-outgoing-${channel}`, { conversation_id: conversation.id, content: 'Hello' })
       expect(res.status, JSON.stringify(res.body)).toBe(201)
-      expect(res.body).toMatchObject({ channel, status: 'queued' })
+      expect(res.body).toMatchObject({ channel, status })
       expect((await messagesOf(acme, channel, { conversation_id: conversation.id })).total).toBe(1)
     })
 

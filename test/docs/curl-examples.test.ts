@@ -94,6 +94,10 @@ export function buildScript(blocks: ExampleBlock[]): string {
 
 interface RunResult { code: number | null; stdout: string; stderr: string }
 
+// A file's walk-through runs many curl and node commands in a row; on a busy machine (the suite's
+// other files run meanwhile) the longest ones (conversations, channels) need more than 30 s.
+const EXAMPLE_TIMEOUT_MS = 90_000
+
 function runBash(script: string, env: NodeJS.ProcessEnv, cwd: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', script], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -101,7 +105,7 @@ function runBash(script: string, env: NodeJS.ProcessEnv, cwd: string): Promise<R
     let stderr = ''
     child.stdout.on('data', (chunk) => { stdout += chunk })
     child.stderr.on('data', (chunk) => { stderr += chunk })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), EXAMPLE_TIMEOUT_MS - 5_000)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
@@ -140,8 +144,12 @@ describe('curl examples in README.md and docs/', () => {
   let workDir: string
   let scratch: { admin: string; name: string } | undefined
 
+  // The channels walk-through (docs/channels.md) starts its stand-ins for the Graph API and Twilio on these ports.
+  let providerPorts: { graph: number; twilio: number }
+
   beforeAll(async () => {
     const port = await freePort()
+    providerPorts = { graph: await freePort(), twilio: await freePort() }
     api = `http://127.0.0.1:${port}`
     // The README signs up ada@example.com: on a server database, a fresh database of its own
     // per run, so the walk-through works verbatim every time.
@@ -161,7 +169,11 @@ describe('curl examples in README.md and docs/', () => {
       const db = await createKnex(databaseUrl, os.tmpdir(), 2)
       try { await migrate(db) } finally { await db.destroy() }
     }
-    t = await startApp({ port, publicUrl: api, ...(databaseUrl ? { databaseUrl } : {}) })
+    // docs/integrations.md posts webhooks to a receiver on this machine; docs/channels.md talks to provider stand-ins.
+    t = await startApp({
+      port, publicUrl: api, webhookAllowPrivate: true, ...(databaseUrl ? { databaseUrl } : {}),
+      metaGraphUrl: `http://127.0.0.1:${providerPorts.graph}/v21.0`, twilioApiUrl: `http://127.0.0.1:${providerPorts.twilio}`
+    })
     server = http.createServer(t.app.callback())
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-doc-examples-'))
@@ -195,7 +207,10 @@ describe('curl examples in README.md and docs/', () => {
     if (runnable.length === 0) return
     const cwd = fs.mkdtempSync(path.join(workDir, `${path.basename(file, '.md')}-`))
     // As if run from the project directory: `node -e` in an example finds the project's packages.
-    const env = { PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8', API: api, NODE_PATH: path.join(ROOT, 'node_modules') }
+    const env = {
+      PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8', API: api, NODE_PATH: path.join(ROOT, 'node_modules'),
+      GRAPH_PORT: String(providerPorts.graph), TWILIO_PORT: String(providerPorts.twilio)
+    }
     const result = await runBash(buildScript(blocks), env, cwd)
     if (process.env.DOC_EXAMPLES_OUT) fs.writeFileSync(path.join(process.env.DOC_EXAMPLES_OUT, `${path.basename(file)}.out`), result.stdout + '\n--- stderr\n' + result.stderr)
     const out = splitByBlock(result.stdout)
@@ -212,5 +227,5 @@ describe('curl examples in README.md and docs/', () => {
       const statuses = [...(err.get(block.line) ?? '').matchAll(/@@http (\d{3})/g)].map((m) => Number(m[1]))
       expect(statuses.some((s) => s >= 400), `${file}:${block.line} is marked expect-error but answered ${statuses.join(', ')}`).toBe(true)
     }
-  })
+  }, EXAMPLE_TIMEOUT_MS)
 })

@@ -136,7 +136,9 @@ describe('every tenant service', () => {
   it('when a write body is not one JSON object (an array, a string, a number), then 400, never 500', async () => {
     for (const resource of resources.filter((r) => r.methods.includes('create') && r.path !== 'product-media')) {
       const { path, methods } = resource
-      for (const body of [[{}], '"text"', '42', 'null']) {
+      // A resource with batch writes takes an array of records on create: then each must be an object.
+      const array = methods.includes('upsert') ? ['text'] : [{}]
+      for (const body of [array, '"text"', '42', 'null']) {
         const response = await t.http().post(`/${path}`).set(auth(resource, 'create')).set('Content-Type', 'application/json')
           .send(typeof body === 'string' ? body : JSON.stringify(body))
         expect(response.status, `${path} ${JSON.stringify(body)}`).toBe(400)

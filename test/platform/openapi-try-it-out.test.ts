@@ -61,7 +61,10 @@ describe('/docs "Try it out"', () => {
   })
 
   it('when every list operation is tried with its defaults and documented example sort, then 200', async () => {
-    const lists = Object.entries(document.paths).filter(([path, item]: [string, any]) => item.get?.parameters?.some((p: Parameter) => p.name === '$limit') && !path.includes('{'))
+    // A list with credentials of its own (a required header: the web-chat visitor token) is tried by its own tests.
+    const ownCredentials = (item: any) => item.get.parameters.some((p: any) => p.in === 'header' && p.required)
+    const lists = Object.entries(document.paths).filter(([path, item]: [string, any]) =>
+      item.get?.parameters?.some((p: Parameter) => p.name === '$limit') && !path.includes('{') && !ownCredentials(item))
     expect(lists.length).toBeGreaterThan(10)
     for (const [path, item] of lists as [string, any][]) {
       const parameters: Parameter[] = item.get.parameters

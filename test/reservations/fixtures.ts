@@ -26,6 +26,15 @@ export async function resourceWithHours(t: TestApp, tenant: Tenant, fields: Reco
 export const link = (t: TestApp, tenant: Tenant, service_id: number, resource_id: number, is_required = true, quantity = 1) =>
   created(t, tenant, '/reservation-service-resources', { service_id, resource_id, is_required, quantity })
 
+/** A public booking link (slug) for one new 60-minute service with one resource open 09:00-17:00 every day. */
+export async function bookableLink(t: TestApp, tenant: Tenant, slug: string) {
+  const service = await created(t, tenant, '/reservation-services', { name: 'Session', duration_minutes: 60, max_advance_days: 400 })
+  const resource = await resourceWithHours(t, tenant, { name: 'Ana' }, [['09:00', '17:00']])
+  await link(t, tenant, service.id, resource.id)
+  await created(t, tenant, '/reservation-booking-links', { slug, name: 'Book', service_ids: [service.id] })
+  return { service, slug }
+}
+
 /** A calendar date `days` after today (UTC). */
 export const inDays = (days: number, zone = 'UTC') => DateTime.now().setZone(zone).plus({ days }).toISODate()!
 

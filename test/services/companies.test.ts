@@ -40,7 +40,7 @@ describe('companies', () => {
         custom_fields_by_name: {},
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
-        deleted_at: null
+        external_id: null, deleted_at: null
       })
       const read = await t.http().get(`/companies/${res.body.id}`).set(acme.key)
       expect(read.status).toBe(200)
@@ -356,6 +356,9 @@ describe('companies', () => {
         await trx.raw('SET LOCAL enable_seqscan = off')
         await trx.raw('DROP INDEX companies_organization_id_created_at_index')
         await trx.raw('DROP INDEX companies_organization_id_owned_by_user_id_index')
+        await trx.raw('DROP INDEX companies_sync')
+        await trx.raw('DROP INDEX companies_lower_name')
+        await trx.raw('DROP INDEX companies_website_domain')
         await trx.raw('ALTER TABLE companies DROP CONSTRAINT companies_pkey CASCADE')
         plan = await trx.raw(
           "EXPLAIN SELECT * FROM companies WHERE organization_id = ? AND deleted_at IS NULL AND (lower(name) LIKE '%brella%' OR lower(website) LIKE '%brella%')",

@@ -33,9 +33,9 @@ describe('contacts', () => {
         id: expect.any(Number), organization_id: acme.organization.id, first_name: 'Ada', last_name: 'Lovelace',
         email: 'ada@example.test', phone: '+44 20 7946 0958', phone_country_code: '+44', phone_country_iso: 'GB',
         company_id: initech.id, owned_by_user_id: acme.user.id, created_by_user_id: acme.user.id,
-        channel_whatsapp_wa_id: null, channel_instagram_user_id: null, system_type: 'contact', avatar_url: null,
+        channel_whatsapp_wa_id: null, channel_instagram_user_id: null, channel_messenger_user_id: null, channel_whatsapp_user_id: null, system_type: 'contact', avatar_url: null,
         custom_fields_by_name: {},
-        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), updated_at: expect.any(String), deleted_at: null
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), updated_at: expect.any(String), external_id: null, deleted_at: null
       })
       const read = await t.http().get(`/contacts/${created.body.id}`).set(acme.key)
       expect(read.status).toBe(200)
@@ -106,7 +106,7 @@ describe('contacts', () => {
       const changes = {
         first_name: 'New', last_name: 'Name', email: 'new@example.test', phone: '555 0100', phone_country_code: '+1',
         phone_country_iso: 'us', company_id: initech.id, owned_by_user_id: acme.user.id, channel_whatsapp_wa_id: 'wa-1',
-        channel_instagram_user_id: 'ig-1', avatar_url: 'https://cdn.example.test/a.png'
+        channel_instagram_user_id: 'ig-1', channel_messenger_user_id: 'psid-1', channel_whatsapp_user_id: 'US.1234', avatar_url: 'https://cdn.example.test/a.png'
       }
       const patched = await t.http().patch(`/contacts/${created.body.id}`).set(acme.key).send(changes)
       expect(patched.status, JSON.stringify(patched.body)).toBe(200)

@@ -50,7 +50,7 @@ describe('deal products', () => {
         sku: 'CONS-1',
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
-        deleted_at: null
+        external_id: null, deleted_at: null
       })
       const read = await t.http().get(`/deal-products/${res.body.id}`).set(acme.key)
       expect(read.status).toBe(200)

@@ -54,7 +54,7 @@ describe('deals', () => {
         custom_fields_by_name: {},
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
-        deleted_at: null
+        external_id: null, deleted_at: null
       })
       const { pipeline, pipelineStage, company, contact, owner, dealProducts, ...plain } = await read(res.body.id)
       expect(plain).toEqual(res.body)

@@ -31,7 +31,7 @@ describe('products', () => {
       expect(res.body).toEqual({
         id: expect.any(Number), organization_id: acme.organization.id, name: 'Gadget', sku: 'GAD-1', description: 'Shiny',
         price: '49.90', currency: 'USD', tax_percentage: '8.25', active: true,
-        created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS), deleted_at: null
+        created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS), external_id: null, deleted_at: null
       })
       expect((await t.http().get(`/products/${res.body.id}`).set(acme.key)).body).toEqual(res.body)
     })

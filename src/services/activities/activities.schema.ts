@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { CalendarDate, Nullable, RecordId, TimeOfDay, filterOn, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { CalendarDate, Nullable, RecordId, TimeOfDay, filterOn, listQuery, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
@@ -54,6 +54,7 @@ export const activitySchema = Type.Object(
     deal: Type.Optional(Nullable(DealRef)),
     contact: Type.Optional(Nullable(ContactRef)),
     company: Type.Optional(Nullable(CompanyRef)),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'Activity', additionalProperties: false }
@@ -63,7 +64,7 @@ export type Activity = Static<typeof activitySchema>
 const writableKeys = [
   'assigned_to_user_id', 'subject', 'note', 'public_description', 'location', 'location_geocoded',
   'start_date', 'start_time', 'end_date', 'end_time', 'duration', 'deal_id', 'contact_id', 'company_id',
-  'activity_type', 'done'
+  'activity_type', 'done', 'external_id'
 ] as const
 const writable = Type.Pick(activitySchema, [...writableKeys])
 
@@ -118,8 +119,10 @@ const sortable = [
 export const activityQuerySchema = Type.Object(
   {
     ...listQuery(activitySchema, [
-      'organization_id', 'assigned_to_user_id', 'created_by_user_id', 'deal_id', 'contact_id', 'company_id', 'activity_type', 'done'
+      'organization_id', 'assigned_to_user_id', 'created_by_user_id', 'deal_id', 'contact_id', 'company_id', 'activity_type', 'done', 'external_id',
+      'created_at', 'updated_at'
     ], {
+      sync: true,
       flags: {
         fastJoinForActivityList: Type.Optional(Type.Boolean({ description: 'adds created_by_user, assigned_to_user, deal, contact and company to each row' }))
       }

@@ -7,7 +7,7 @@ export type { Activity, ActivityCompletion, ActivityCompletionResult, ActivityDa
 export type ActivityClientService = Pick<ActivityService, (typeof activityMethods)[number]>
 
 export const activityPath = 'activities'
-export const activityMethods: Array<keyof ActivityService> = ['find', 'get', 'create', 'patch', 'remove']
+export const activityMethods: Array<keyof ActivityService> = ['find', 'get', 'create', 'patch', 'remove', 'upsert', 'batch-update', 'batch-delete']
 
 export const activityClient = (client: ClientApplication) => {
   const connection = client.get('connection')

@@ -1,7 +1,9 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
 import { secondsOf } from '../../schemas.js'
+import { byExternalId } from '../batch-writes.js'
+import { oncePerCall } from '../../hooks/per-call.js'
 import { tenantResource } from '../tenant-resource.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
 import { ActivityService, LIST_JOINS, SINGLE_JOINS, getOptions } from './activities.class.js'
@@ -31,12 +33,15 @@ const resolveActivityType: Hook = async (context) => {
     Object.assign(data, { activity_type: requested, activity_type_id: null })
     return
   }
-  const type = await context.app.get('knex')('activity_types')
-    .select('id', 'name')
-    .where({ organization_id: await targetOrganization(context) })
-    .whereRaw('lower(name) = ?', [requested])
-    .whereNull('deleted_at')
-    .first()
+  const organizationId = await targetOrganization(context)
+  // Once per call and type: the activities of a batch mostly share a few.
+  const type = await oncePerCall(context, `activity-type:${organizationId}:${requested}`, async () =>
+    databaseOf(context)('activity_types')
+      .select('id', 'name')
+      .where({ organization_id: organizationId })
+      .whereRaw('lower(name) = ?', [requested])
+      .whereNull('deleted_at')
+      .first())
   if (!type) {
     throw new BadRequest('Validation failed', {
       errors: { activity_type: `must be one of ${BUILT_IN_ACTIVITY_TYPES.join(', ')} or a custom activity type of this organization` }
@@ -106,6 +111,7 @@ export const activity = (app: Application) =>
     },
     joins: { flag: 'fastJoinForActivityList', list: LIST_JOINS, record: SINGLE_JOINS },
     rules: { create: activityRules, patch: activityRules },
+    batch: { upsertKeys: { external_id: byExternalId } },
     after: { create: [geocodeAfterWrite], patch: [geocodeAfterWrite] },
     multiPatch: {
       data: activityCompletionValidator,

@@ -34,7 +34,7 @@ export class ActivityTypeService extends RecordService<ActivityType, ActivityTyp
    */
   async _patch(id: NullableId, data: ActivityTypePatch, params: ActivityTypeParams = {}): Promise<any> {
     if (id === null || data.name === undefined) return super._patch(id, data, params)
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const type: ActivityType = await super._patch(id, data, { ...params, transaction: { starting: false, trx } })
       await trx('activities')
         .where({ organization_id: type.organization_id, activity_type_id: type.id })

@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Application } from '../../declarations.js'
-import { ASSISTANT_TOOLS, TOOL_KEYS, asSent, isToolKey } from '../ai-assistant-tools/tools.js'
+import { ASSISTANT_TOOLS, TOOL_KEYS, asSent, assistantOf, enabledTools, isToolKey } from '../ai-assistant-tools/tools.js'
 import type { ToolCallData, ToolCallResult } from './ai-assistant-tool-calls.schema.js'
 
 export type { ToolCallData, ToolCallResult }
@@ -18,13 +18,11 @@ export class AiAssistantToolCallService {
   constructor(private app: Application) {}
 
   async create(data: ToolCallData, params: Params = {}): Promise<ToolCallResult> {
-    const assistant = await this.app.get('knex')('ai_assistants')
-      .where({ organization_id: data.organization_id, id: data.assistant_id }).whereNull('deleted_at').first()
-    if (!assistant) throw new BadRequest('Invalid reference', { errors: { assistant_id: 'must be an ai assistant of this organization' } })
+    const assistant = await assistantOf(this.app, data.organization_id!, data.assistant_id)
     if (!isToolKey(data.tool)) {
       throw new BadRequest('Unknown tool', { errors: { tool: `is not a tool; tools are ${TOOL_KEYS.join(', ')}` } })
     }
-    if (assistant.internal_tools?.tools?.[data.tool]?.enabled !== true) {
+    if (!enabledTools(assistant).includes(data.tool)) {
       throw new BadRequest('Tool not enabled', { errors: { tool: 'is not enabled for this assistant' } })
     }
     const args = { ...(data.arguments ?? {}) }

@@ -10,6 +10,7 @@ export * from './ai-assistant-tool-calls.schema.js'
 export const aiAssistantToolCall = (app: Application) =>
   tenantOperation(app, {
     path: aiAssistantToolCallPath,
+    summary: 'Run a tool of an AI assistant',
     service: new AiAssistantToolCallService(app),
     methods: aiAssistantToolCallMethods,
     description: "Runs an enabled tool of an assistant through its endpoint (find_reservations → GET /reservations, create_reservation → POST /reservations with source 'assistant', update_reservation → PATCH /reservations/:id, get_reservation_services → GET /reservation-services, get_available_slots → GET /reservation-available-slots) with the caller's organization scope; answers {tool, result} or the endpoint's error. A disabled or unknown tool → 400.",

@@ -33,7 +33,7 @@ export const aiAssistantTool = (app: Application) => {
   app.use(aiAssistantToolPath, new AiAssistantToolService(), {
     methods: aiAssistantToolMethods,
     events: [],
-    docs: { description: 'The tools of AI assistants (internal_tools.tools keys) and the JSON Schema of their arguments.', schemas: { result: aiAssistantToolSchema } }
+    docs: { summary: 'List the tools an AI assistant can use, with the JSON Schema of their arguments', description: 'The tools of AI assistants (internal_tools.tools keys) and the JSON Schema of their arguments.', schemas: { result: aiAssistantToolSchema } }
   } as any)
   app.service(aiAssistantToolPath).hooks({ around: { all: [authenticated] } })
 }

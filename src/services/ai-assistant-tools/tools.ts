@@ -1,3 +1,4 @@
+import { BadRequest } from '@feathersjs/errors'
 import { Type } from '@feathersjs/typebox'
 import type { TSchema } from '@feathersjs/typebox'
 import { getDispatch } from '@feathersjs/schema'
@@ -21,7 +22,8 @@ export interface AssistantTool {
   run: (app: Application, args: Record<string, any>, params: Params) => Promise<unknown>
 }
 
-const withoutId = (schema: TSchema) => ({ ...schema, $id: undefined })
+/** A schema offered as a tool's arguments: its own $id left out. */
+export const withoutId = (schema: TSchema) => ({ ...schema, $id: undefined })
 
 export const ASSISTANT_TOOLS: Record<ToolKey, AssistantTool> = {
   find_reservations: {
@@ -57,6 +59,18 @@ export const ASSISTANT_TOOLS: Record<ToolKey, AssistantTool> = {
 }
 
 export const isToolKey = (key: string): key is ToolKey => (TOOL_KEYS as readonly string[]).includes(key)
+
+/** The live assistant of an organization, or a 400 naming field `field`. */
+export async function assistantOf(app: Application, organizationId: number, assistantId: number, field = 'assistant_id') {
+  const assistant = await app.get('knex')('ai_assistants')
+    .where({ organization_id: organizationId, id: assistantId }).whereNull('deleted_at').first()
+  if (!assistant) throw new BadRequest('Invalid reference', { errors: { [field]: 'must be an ai assistant of this organization' } })
+  return assistant as { id: number; organization_id: number; internal_tools?: { tools?: Record<string, { enabled?: boolean }> } }
+}
+
+/** The reservation tools an assistant's internal_tools enables. */
+export const enabledTools = (assistant: Awaited<ReturnType<typeof assistantOf>>): ToolKey[] =>
+  TOOL_KEYS.filter((key) => assistant.internal_tools?.tools?.[key]?.enabled === true)
 
 /** What a tool returned, as its endpoint would have sent it (external resolvers applied). */
 export const asSent = (result: unknown) => getDispatch(result) ?? result

@@ -5,6 +5,8 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
+export const API_KEY_SCOPES = ['read', 'write'] as const
+
 export const apiKeySchema = Type.Object(
   {
     id: RecordId,
@@ -15,6 +17,10 @@ export const apiKeySchema = Type.Object(
     key: Type.Optional(Type.String({ description: 'The secret key; returned once, by create, and never again' })),
     key_hash: Type.Optional(Type.String()),
     active: Type.Boolean(),
+    scopes: Type.Array(Type.Union(API_KEY_SCOPES.map((scope) => Type.Literal(scope))), {
+      minItems: 1, uniqueItems: true, description: "'read': GET, find and search only, any write is a 403; 'write' (the default): everything the user may do"
+    }),
+    expires_at: Nullable(Timestamp),
     last_used_at: Nullable(Timestamp),
     ...softDeleteTimestamps
   },
@@ -25,15 +31,20 @@ export const apiKeyExternalResolver = resolve<ApiKey, HookContext>({
   key_hash: async () => undefined
 })
 
+const settable = {
+  scopes: Type.Optional(apiKeySchema.properties.scopes),
+  expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'when the key stops working (in the future); null: never' })))
+}
+
 export const apiKeyDataSchema = Type.Object(
-  { organization_id: Type.Optional(RecordId), name: apiKeySchema.properties.name },
+  { organization_id: Type.Optional(RecordId), name: apiKeySchema.properties.name, ...settable },
   { $id: 'ApiKeyData', additionalProperties: false }
 )
 export type ApiKeyData = Static<typeof apiKeyDataSchema>
 export const apiKeyDataValidator = getValidator(apiKeyDataSchema, dataValidator)
 
 export const apiKeyPatchSchema = Type.Partial(
-  Type.Object({ name: apiKeySchema.properties.name, active: Type.Boolean() }),
+  Type.Object({ name: apiKeySchema.properties.name, active: Type.Boolean(), ...settable }),
   { $id: 'ApiKeyPatch', additionalProperties: false }
 )
 export type ApiKeyPatch = Static<typeof apiKeyPatchSchema>

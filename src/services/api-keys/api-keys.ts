@@ -1,4 +1,5 @@
-import type { Application } from '../../declarations.js'
+import type { Application, HookContext } from '../../declarations.js'
+import { fieldError } from '../../hooks/errors.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ApiKeyService, getOptions } from './api-keys.class.js'
 import {
@@ -9,6 +10,12 @@ import { apiKeyMethods, apiKeyPath } from './api-keys.shared.js'
 
 export * from './api-keys.class.js'
 export * from './api-keys.schema.js'
+
+/** An expiry is a future instant: a key born expired is a mistake, not a key. */
+const expiryInTheFuture = async (context: HookContext) => {
+  const expiresAt = (context.data as { expires_at?: string | null }).expires_at
+  if (typeof expiresAt === 'string' && Date.parse(expiresAt) <= Date.now()) throw fieldError('expires_at', 'must be in the future')
+}
 
 export const apiKey = (app: Application) =>
   tenantResource(app, {
@@ -21,7 +28,8 @@ export const apiKey = (app: Application) =>
     resolvers: { external: apiKeyExternalResolver },
     roles: { all: ['owner', 'admin'] },
     // A key never manages keys: that would let it outlive its own revocation.
-    refuseApiKeys: true
+    refuseApiKeys: true,
+    rules: { create: [expiryInTheFuture], patch: [expiryInTheFuture] }
   })
 
 declare module '../../declarations.js' {

@@ -21,6 +21,7 @@ const refuseInactive = async (context: HookContext) => {
 export const automationExecution = (app: Application) =>
   tenantOperation(app, {
     path: executionPath,
+    summary: 'Run an automation on a conversation',
     service: new AutomationExecutionService(app),
     methods: executionMethods,
     description:

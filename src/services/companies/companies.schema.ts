@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, UserSummary, listQuery, softDeleteTimestamps, searchResult, termSearch } from '../../schemas.js'
+import { Nullable, RecordId, UserSummary, listQuery, softDeleteTimestamps, searchResult, termSearch, ExternalId } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
@@ -22,6 +22,7 @@ export const companySchema = Type.Object(
     custom_fields_by_name: Type.Record(Type.String(), Type.Any(), { description: 'custom field name to value' }),
     creator: Type.Optional(Nullable(UserSummary)),
     owner: Type.Optional(Nullable(UserSummary)),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'Company', additionalProperties: false }
@@ -42,6 +43,7 @@ const writable = {
   industry: Type.Optional(companySchema.properties.industry),
   size: Type.Optional(companySchema.properties.size),
   owned_by_user_id: Type.Optional(companySchema.properties.owned_by_user_id),
+  external_id: Type.Optional(companySchema.properties.external_id),
   custom_fields_by_name: Type.Optional(companySchema.properties.custom_fields_by_name)
 }
 
@@ -63,8 +65,9 @@ export const companyPatchResolver = resolve<any, HookContext>({})
 
 export const companyQuerySchema = Type.Object(
   {
-    ...listQuery(companySchema, ['organization_id', 'name', 'industry', 'size', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
+    ...listQuery(companySchema, ['organization_id', 'name', 'industry', 'size', 'owned_by_user_id', 'created_by_user_id', 'external_id', 'created_at', 'updated_at'], {
       operators: { name: { $ilike: Type.String() } },
+      sync: true,
       flags: { fastJoinForCompanyList: Type.Optional(Type.Boolean({ description: 'adds creator and owner to each row' })) }
     }).properties
   },

@@ -5,7 +5,7 @@ export type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch }
 export type CompanyClientService = Pick<CompanyService, (typeof companyMethods)[number]>
 
 export const companyPath = 'companies'
-export const companyMethods: Array<keyof CompanyService> = ['find', 'get', 'create', 'patch', 'remove', 'search']
+export const companyMethods: Array<keyof CompanyService> = ['find', 'get', 'create', 'patch', 'remove', 'upsert', 'batch-update', 'batch-delete', 'search']
 
 export const companyClient = (client: ClientApplication) => {
   const connection = client.get('connection')

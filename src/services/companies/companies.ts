@@ -1,4 +1,5 @@
 import type { Application } from '../../declarations.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { USER_SUMMARY } from '../joins.js'
 import { CompanyService, getOptions } from './companies.class.js'
@@ -23,6 +24,14 @@ export const company = (app: Application) =>
     resolvers: { result: [companyResolver], external: companyExternalResolver, data: companyDataResolver, patch: companyPatchResolver },
     references: { owned_by_user_id: { table: 'member' } },
     customFields: { entity: 'company', by: 'name' },
+    batch: {
+      upsertKeys: {
+        // The same website: the same host, whatever the case, scheme, path or a leading www. (website_domain, migration 20261123001300).
+        domain: { matches: (k) => `website_domain(t.website) = website_domain(${k})`, sent: (k) => `website_domain(${k})`, value: (row) => row.website, field: 'website' },
+        name: { matches: (k) => `lower(t.name) = lower(${k})`, sent: (k) => `lower(${k})`, value: (row) => row.name, field: 'name' },
+        external_id: byExternalId
+      }
+    },
     joins: {
       flag: 'fastJoinForCompanyList',
       list: [
@@ -33,7 +42,8 @@ export const company = (app: Application) =>
     custom: {
       search: {
         data: companySearchValidator,
-        docs: { data: companySearchSchema, result: companySearchResultSchema, description: 'Partial, case-insensitive match on name or website.' }
+        docs: { data: companySearchSchema, result: companySearchResultSchema, description: 'Partial, case-insensitive match on name or website.' },
+        reads: true
       }
     }
   })

@@ -1,13 +1,65 @@
+import { NotFound } from '@feathersjs/errors'
 import type { KnexAdapterParams } from '@feathersjs/knex'
+import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
+import { fieldError } from '../../hooks/errors.js'
 import { RecordService } from '../record-service.js'
 import { USER_SUMMARY } from '../joins.js'
 import type { JoinSpec } from '../joins.js'
 import { containsPattern } from '../like.js'
-import type { Contact, ContactData, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
+import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
 
-export type { Contact, ContactData, ContactPatch, ContactQuery, ContactSearch }
+export type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch }
 export type ContactParams = KnexAdapterParams<ContactQuery>
+
+/**
+ * Every table with a contact_id foreign key to contacts (migrations 20261121000200 deals and
+ * activities, 20261121001000 reservations, 20261123000500 conversations), by its service path.
+ */
+export const CONTACT_REFERENCES = ['deals', 'activities', 'conversations', 'reservations'] as const
+
+/** What a merge changed, for the events announced once it has committed. */
+export interface MergeEffects {
+  merged: Record<string, any>
+  removed: Record<string, any>[]
+  moved: Record<(typeof CONTACT_REFERENCES)[number], Record<string, any>[]>
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    mergeEffects?: MergeEffects
+  }
+}
+
+/** The value duplicates share, per mode: the expressions search compares, so search and duplicates agree. */
+const DUPLICATE_VALUES = {
+  email: 'lower(email)',
+  phone: "coalesce(phone_country_code || ' ', '') || phone_normalized",
+  name: 'search_name'
+} as const
+/** The ids a group lists; its count says how many there are in all. */
+const GROUP_IDS = 20
+
+/** Fields a merge fills on the primary from the duplicates when the primary has none; a phone moves with its country. */
+const FILLED_ALONE = ['last_name', 'email', 'company_id', 'owned_by_user_id', 'channel_whatsapp_wa_id', 'channel_instagram_user_id', 'avatar_url']
+const FILLED_TOGETHER = ['phone', 'phone_country_code', 'phone_country_iso', 'phone_normalized']
+
+/** The primary's empty fields, filled from the first duplicate (in the order given) that has them; its custom values win. */
+function filledFields(primary: Record<string, any>, duplicates: Record<string, any>[]) {
+  const changes: Record<string, unknown> = {}
+  for (const field of FILLED_ALONE) {
+    if (primary[field] !== null) continue
+    const source = duplicates.find((duplicate) => duplicate[field] !== null)
+    if (source) changes[field] = source[field]
+  }
+  if (primary.phone === null) {
+    const source = duplicates.find((duplicate) => duplicate.phone !== null)
+    if (source) for (const field of FILLED_TOGETHER) changes[field] = source[field]
+  }
+  const values = [...duplicates].reverse().map((duplicate) => duplicate.custom_fields ?? {})
+  changes.custom_fields = JSON.stringify(Object.assign({}, ...values, primary.custom_fields ?? {}))
+  return changes
+}
 
 // A deleted company joins as null: its contacts stay, pointing at a company no longer shown.
 export const COMPANY_AND_OWNER: JoinSpec[] = [
@@ -57,6 +109,79 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       order = ['phone_normalized']
     }
     return this.searchPage(query, order, data)
+  }
+
+  /**
+   * Groups of live contacts of one organization sharing an e-mail, a phone or a name, ordered by
+   * that value: one grouped statement (with the total of groups as a window count) and one read
+   * of the page's contacts.
+   */
+  async ['find-duplicates'](data: ContactDuplicateSearch, _params: ContactParams = {}) {
+    const limit = data.$limit ?? 10
+    const skip = data.$skip ?? 0
+    const value = DUPLICATE_VALUES[data.searchIn]
+    const grouped = this.knex('contacts')
+      .where('organization_id', data.organization_id!)
+      .whereNull('deleted_at')
+      .whereRaw(`${value} IS NOT NULL`)
+      .groupByRaw(value)
+      .havingRaw('count(*) > 1')
+    const rows: { value: string; count: number; contact_ids: number[]; total: string }[] = await grouped.clone()
+      .select(this.knex.raw(`${value} AS value`), this.knex.raw('count(*)::int AS count'))
+      .select(this.knex.raw(`(array_agg(id ORDER BY id))[1:${GROUP_IDS}] AS contact_ids`), this.knex.raw('count(*) OVER () AS total'))
+      .orderByRaw(value)
+      .limit(limit)
+      .offset(skip)
+    const total = rows.length > 0
+      ? Number(rows[0].total)
+      : skip > 0 ? await this.countGroups(grouped, value) : 0
+    const ids = rows.flatMap((row) => row.contact_ids)
+    const contacts = ids.length > 0 ? await this.knex('contacts').where('organization_id', data.organization_id!).whereIn('id', ids).orderBy('id') : []
+    const groups = rows.map(({ total: _total, ...group }) => group)
+    return { total, limit, skip, groups, data: contacts as Contact[] }
+  }
+
+  /**
+   * Folds the duplicates into the primary, in one transaction: every row that references a
+   * duplicate (CONTACT_REFERENCES, deleted rows too) is moved onto the primary, the primary's
+   * empty fields are filled from the duplicates, and the duplicates are soft-deleted. All of
+   * them must be live contacts of the organization (else 404 naming the first that is not).
+   */
+  async merge(data: ContactMerge, params: ContactParams = {}) {
+    if (data.duplicate_ids.includes(data.primary_id)) throw fieldError('duplicate_ids', 'must not contain primary_id')
+    const organizationId = data.organization_id!
+    const effects = await this.knex.transaction(async (trx) => {
+      const ids = [data.primary_id, ...data.duplicate_ids]
+      const locked: Record<string, any>[] = await trx('contacts')
+        .where('organization_id', organizationId).whereIn('id', ids).whereNull('deleted_at')
+        .orderBy('id').forUpdate()
+      const byId = new Map(locked.map((row) => [row.id as number, row]))
+      const missing = ids.find((id) => !byId.has(id))
+      if (missing !== undefined) throw new NotFound(`No record found for id '${missing}'`)
+      const moved = {} as MergeEffects['moved']
+      for (const table of CONTACT_REFERENCES) moved[table] = await this.moveReferences(trx, table, organizationId, data)
+      const removed = await trx('contacts')
+        .where('organization_id', organizationId).whereIn('id', data.duplicate_ids)
+        .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
+      const changes = filledFields(byId.get(data.primary_id)!, data.duplicate_ids.map((id) => byId.get(id)!))
+      const [merged] = await trx('contacts')
+        .where({ organization_id: organizationId, id: data.primary_id })
+        .update({ ...changes, updated_at: trx.fn.now() }).returning('*')
+      return { merged, removed, moved }
+    })
+    params.mergeEffects = effects
+    return effects.merged as Contact
+  }
+
+  private async countGroups(grouped: Knex.QueryBuilder, value: string) {
+    const [{ total }]: { total: string }[] = await this.knex.count({ total: '*' }).from(grouped.clone().select(this.knex.raw(value)).as('groups')) as any
+    return Number(total)
+  }
+
+  private moveReferences(trx: Knex.Transaction, table: string, organizationId: number, data: ContactMerge) {
+    return trx(table)
+      .where('organization_id', organizationId).whereIn('contact_id', data.duplicate_ids)
+      .update({ contact_id: data.primary_id, updated_at: trx.fn.now() }).returning('*')
   }
 }
 

@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps } from '../../schemas.js'
+import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 
 const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
@@ -26,11 +26,14 @@ export const contactSchema = Type.Object(
     created_by_user_id: Nullable(RecordId),
     channel_whatsapp_wa_id: Text(200),
     channel_instagram_user_id: Text(200),
+    channel_messenger_user_id: { ...Text(200), description: 'page-scoped id (PSID) of the person on Messenger' },
+    channel_whatsapp_user_id: { ...Text(200), description: "WhatsApp's business-scoped user id (BSUID), for senders who hide their number behind a username" },
     system_type: Type.String({ description: "always 'contact'" }),
     avatar_url: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 })),
     custom_fields_by_name: Type.Record(Type.String(), Type.Any(), { description: 'custom field name to value' }),
     company: Type.Optional(Nullable(CompanySummary)),
     owner: Type.Optional(Nullable(UserSummary)),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'Contact', additionalProperties: false }
@@ -57,7 +60,10 @@ const writable = {
   owned_by_user_id: Type.Optional(contactSchema.properties.owned_by_user_id),
   channel_whatsapp_wa_id: Type.Optional(contactSchema.properties.channel_whatsapp_wa_id),
   channel_instagram_user_id: Type.Optional(contactSchema.properties.channel_instagram_user_id),
+  channel_messenger_user_id: Type.Optional(contactSchema.properties.channel_messenger_user_id),
+  channel_whatsapp_user_id: Type.Optional(contactSchema.properties.channel_whatsapp_user_id),
   avatar_url: Type.Optional(contactSchema.properties.avatar_url),
+  external_id: Type.Optional(contactSchema.properties.external_id),
   custom_fields_by_name: Type.Optional(contactSchema.properties.custom_fields_by_name)
 }
 
@@ -84,8 +90,9 @@ export const contactPatchResolver = resolve<any, HookContext>({
 
 export const contactQuerySchema = Type.Object(
   {
-    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'created_at', 'updated_at'], {
+    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'external_id', 'created_at', 'updated_at'], {
       operators: { first_name: { $ilike: Type.String() }, last_name: { $ilike: Type.String() }, email: { $ilike: Type.String() } },
+      sync: true,
       flags: { fastJoinForContactList: Type.Optional(Type.Boolean({ description: 'adds company {id, name} and owner {id, first_name, last_name}' })) }
     }).properties
   },
@@ -107,3 +114,49 @@ export type ContactSearch = Static<typeof contactSearchSchema>
 export const contactSearchValidator = getValidator(contactSearchSchema, dataValidator)
 
 export const contactSearchResultSchema = searchResult('ContactSearchResult', contactSchema)
+
+export const DUPLICATE_MODES = ['email', 'phone', 'name'] as const
+/** The most contacts one merge folds into its primary. */
+export const MAX_MERGED = 50
+
+export const contactDuplicateSearchSchema = Type.Object(
+  {
+    searchIn: Type.Unsafe<(typeof DUPLICATE_MODES)[number]>({
+      type: 'string', enum: [...DUPLICATE_MODES],
+      description: "what duplicates share: the e-mail (any case), the phone (digits within its country code) or the name (first and last, any case or accent)"
+    }),
+    organization_id: Type.Optional(RecordId),
+    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'groups per page (default 10)' })),
+    $skip: Type.Optional(Type.Integer({ minimum: 0 }))
+  },
+  { $id: 'ContactDuplicateSearch', additionalProperties: false }
+)
+export type ContactDuplicateSearch = Static<typeof contactDuplicateSearchSchema>
+export const contactDuplicateSearchValidator = getValidator(contactDuplicateSearchSchema, dataValidator)
+
+export const DuplicateGroup = Type.Object({
+  value: Type.String({ description: 'the shared value, as compared (e.g. the lower-cased e-mail)' }),
+  count: Type.Integer({ description: 'live contacts sharing it' }),
+  contact_ids: Type.Array(RecordId, { description: 'their ids, oldest first (at most 20)' })
+})
+export const contactDuplicatesSchema = Type.Object(
+  {
+    total: Type.Integer({ description: 'groups in all' }),
+    limit: Type.Integer(),
+    skip: Type.Integer(),
+    groups: Type.Array(DuplicateGroup),
+    data: Type.Array(contactSchema, { description: 'the contacts of the groups of this page' })
+  },
+  { $id: 'ContactDuplicates' }
+)
+
+export const contactMergeSchema = Type.Object(
+  {
+    primary_id: RecordId,
+    duplicate_ids: Type.Array(RecordId, { minItems: 1, maxItems: MAX_MERGED, uniqueItems: true }),
+    organization_id: Type.Optional(RecordId)
+  },
+  { $id: 'ContactMerge', additionalProperties: false }
+)
+export type ContactMerge = Static<typeof contactMergeSchema>
+export const contactMergeValidator = getValidator(contactMergeSchema, dataValidator)

@@ -5,7 +5,7 @@ export type { Contact, ContactData, ContactPatch, ContactQuery, ContactSearch }
 export type ContactClientService = Pick<ContactService, (typeof contactMethods)[number]>
 
 export const contactPath = 'contacts'
-export const contactMethods: Array<keyof ContactService> = ['find', 'get', 'create', 'patch', 'remove', 'search']
+export const contactMethods: Array<keyof ContactService> = ['find', 'get', 'create', 'patch', 'remove', 'upsert', 'batch-update', 'batch-delete', 'search', 'find-duplicates', 'merge']
 
 export const contactClient = (client: ClientApplication) => {
   const connection = client.get('connection')

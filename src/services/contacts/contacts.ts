@@ -1,13 +1,15 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
-import { COMPANY_AND_OWNER, ContactService, getOptions, normalizePhone } from './contacts.class.js'
+import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
 import {
   contactDataResolver, contactDataSchema, contactDataValidator, contactExternalResolver, contactPatchResolver,
   contactPatchSchema, contactPatchValidator, contactQuerySchema, contactQueryValidator, contactResolver,
-  contactSchema, contactSearchResultSchema, contactSearchSchema, contactSearchValidator
+  contactSchema, contactSearchResultSchema, contactSearchSchema, contactSearchValidator,
+  contactDuplicateSearchSchema, contactDuplicateSearchValidator, contactDuplicatesSchema, contactMergeSchema, contactMergeValidator
 } from './contacts.schema.js'
 import { contactMethods, contactPath } from './contacts.shared.js'
 
@@ -37,6 +39,21 @@ const checkPhoneSearch = async (context: HookContext) => {
   return context
 }
 
+/**
+ * After a merge has committed: the duplicates' removed events, the primary's patched event, and
+ * a patched event for every deal, activity, conversation and reservation moved onto the primary.
+ */
+const announceMerge = async (context: HookContext) => {
+  const effects = context.params.mergeEffects
+  if (!effects) return
+  const contacts = context.self as any
+  for (const row of effects.removed) contacts.emit('removed', row, context)
+  contacts.emit('patched', effects.merged, context)
+  for (const path of CONTACT_REFERENCES) {
+    for (const row of effects.moved[path]) (context.app.service(path) as any).emit('patched', row)
+  }
+}
+
 export const contact = (app: Application) =>
   tenantResource(app, {
     path: contactPath,
@@ -50,13 +67,43 @@ export const contact = (app: Application) =>
     customFields: { entity: 'contact', by: 'name' },
     joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
     rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
+    batch: {
+      upsertKeys: {
+        email: { matches: (k) => `lower(t.email) = lower(${k})`, sent: (k) => `lower(${k})`, value: (row) => row.email, field: 'email' },
+        // Phone and country code as phone search compares them: '+44 2079460958'.
+        phone: {
+          matches: (k) => `t.phone_country_code = split_part(${k}, ' ', 1) AND t.phone_normalized = split_part(${k}, ' ', 2)`,
+          sent: (k) => k,
+          value: (row) => (row.phone_country_code && row.phone_normalized ? `${row.phone_country_code} ${row.phone_normalized}` : null),
+          field: 'phone'
+        },
+        external_id: byExternalId
+      }
+    },
     custom: {
       search: {
         data: contactSearchValidator,
         docs: { data: contactSearchSchema, result: contactSearchResultSchema, description: 'Contacts by name, e-mail or phone (searchIn), in the list envelope.' },
-        before: [checkPhoneSearch]
+        before: [checkPhoneSearch],
+        reads: true
+      },
+      'find-duplicates': {
+        data: contactDuplicateSearchValidator,
+        docs: {
+          data: contactDuplicateSearchSchema, result: contactDuplicatesSchema,
+          description: 'Groups of live contacts sharing an e-mail, a phone or a name (searchIn), for a merge UI: the groups, and their contacts in data.'
+        },
+        reads: true
+      },
+      merge: {
+        data: contactMergeValidator,
+        docs: {
+          data: contactMergeSchema, result: contactSchema,
+          description: "Merges duplicate_ids into primary_id in one transaction: their deals, activities, conversations and reservations move to the primary, the primary's empty fields are filled from them, and they are deleted. Answers the primary."
+        }
       }
-    }
+    },
+    after: { merge: [announceMerge] }
   })
 
 declare module '../../declarations.js' {

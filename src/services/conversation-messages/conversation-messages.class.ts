@@ -4,6 +4,8 @@ import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { inTransaction } from '../../hooks/deferred-events.js'
+import type { PendingEvent } from '../../hooks/deferred-events.js'
+import { queueDelivery } from '../../channels/delivery.js'
 import { RecordService } from '../record-service.js'
 import type { Channel } from '../conversations/conversations.schema.js'
 import { PREVIEW_LENGTH } from './conversation-messages.schema.js'
@@ -19,8 +21,20 @@ export interface ConversationMessageOptions extends KnexAdapterOptions {
   app: Application
 }
 
-/** Providers deliver these channels (the companion issue's outbox worker); the others are delivered on write. */
-const PROVIDER_CHANNELS: readonly Channel[] = ['whatsapp', 'instagram', 'messenger', 'webchat', 'sms']
+/**
+ * Providers deliver these channels (through the outbox, src/channels/delivery.ts); the others are
+ * delivered on write: web-chat visitors read their thread from this API.
+ */
+export const PROVIDER_CHANNELS: readonly Channel[] = ['whatsapp', 'instagram', 'messenger', 'sms']
+
+/** What a contact sent through a channel: a provider's webhook or a web-chat visitor. */
+export interface ReceivedMessage {
+  content: string
+  content_type: string
+  metadata: Record<string, unknown>
+  /** The provider's id: a message is stored once per channel account and provider id. */
+  provider_message_id: string | null
+}
 
 /**
  * The messages of one channel: one class for all six, each instance confined to its channel in
@@ -86,6 +100,45 @@ export class ConversationMessageService extends RecordService<ConversationMessag
       })
       .returning('*')
     params.pendingEvents?.push({ service: this.app.service('conversations'), event: 'patched', data: conversation })
+    if (row.status === 'queued' && row.channel_account_id) await queueDelivery(this.app, trx, row)
+    return row
+  }
+
+  /**
+   * Stores a message a contact sent through a channel, in the caller's transaction. It is
+   * stored once: the unique index on (channel account, provider id) decides, so a replayed or
+   * concurrent delivery of the same message inserts nothing and answers undefined. Otherwise the
+   * conversation moves like for any inbound message, and a snoozed or resolved one reopens.
+   */
+  async receive(trx: Knex.Transaction, conversation: { organization_id: number; id: number; channel_account_id: number | null }, message: ReceivedMessage, pendingEvents: PendingEvent[]) {
+    const [row] = await trx(this.table)
+      .insert({
+        organization_id: conversation.organization_id,
+        conversation_id: conversation.id,
+        channel: this.channel,
+        channel_account_id: conversation.channel_account_id,
+        direction: 'inbound',
+        sender_type: 'contact',
+        content: message.content,
+        content_type: message.content_type,
+        metadata: JSON.stringify(message.metadata),
+        provider_message_id: message.provider_message_id,
+        status: 'received'
+      })
+      .onConflict(trx.raw('(organization_id, channel_account_id, provider_message_id) WHERE provider_message_id IS NOT NULL'))
+      .ignore()
+      .returning('*')
+    if (!row) return undefined
+    const reopening = "status IN ('snoozed', 'resolved')"
+    const [moved] = await trx('conversations')
+      .where({ organization_id: conversation.organization_id, id: conversation.id })
+      .update({
+        ...conversationMoves(trx, { direction: 'inbound', content: message.content }),
+        status: trx.raw(`CASE WHEN ${reopening} THEN 'open' ELSE status END`),
+        snoozed_until: trx.raw(`CASE WHEN ${reopening} THEN NULL ELSE snoozed_until END`)
+      })
+      .returning('*')
+    pendingEvents.push({ service: this.app.service(`conversation-messages-${this.channel}`), event: 'created', data: row }, { service: this.app.service('conversations'), event: 'patched', data: moved })
     return row
   }
 

@@ -124,7 +124,39 @@ const checkContent = async (context: MessageContext) => {
   }
 }
 
-const sendRules = [resolveConversation, checkDirection, fillPredefinedMessage, checkAttachments, checkContent]
+/** Meta's channels take free-form messages only within 24 hours of the customer's last message. */
+const SERVICE_WINDOW_CHANNELS: readonly Channel[] = ['whatsapp', 'instagram', 'messenger']
+const SERVICE_WINDOW_MS = 24 * 3600 * 1000
+
+/**
+ * The providers' rules for a message that will be delivered (a conversation with a channel
+ * account): on WhatsApp, Instagram and Messenger a free-form message needs the customer to have
+ * written in the last 24 hours (our own messages do not extend the window), a WhatsApp template
+ * goes at any time; these channels take one file per message, and Messenger and Instagram send a
+ * file without text.
+ */
+const checkProviderRules = async (context: MessageContext) => {
+  const data = context.data as Record<string, any>
+  const conversation = context.params.conversation
+  const channel = context.service.channel
+  if (!conversation?.channel_account_id || data.direction === 'note' || !SERVICE_WINDOW_CHANNELS.includes(channel)) return
+  if (data.template) {
+    if (channel !== 'whatsapp') throw fieldError('template', 'templates are sent on WhatsApp only')
+    return
+  }
+  if ((data.file_ids?.length ?? 0) > 1) throw fieldError('file_ids', `${channel} takes one file per message`)
+  if (channel !== 'whatsapp' && data.file_ids?.length && data.content?.trim()) {
+    throw fieldError('content', `must be empty with a file on ${channel}: send the text in a message of its own`)
+  }
+  const [{ last }] = await databaseOf(context)('conversations')
+    .max({ last: 'last_inbound_at' })
+    .where({ organization_id: data.organization_id, channel_account_id: conversation.channel_account_id, contact_id: conversation.contact_id })
+  if (!last || new Date(last).getTime() < Date.now() - SERVICE_WINDOW_MS) {
+    throw fieldError('content', `the 24-hour service window is closed: the customer has not written in the last 24 hours${channel === 'whatsapp' ? '; send a template message' : ''}`)
+  }
+}
+
+const sendRules = [resolveConversation, checkDirection, fillPredefinedMessage, checkAttachments, checkContent, checkProviderRules]
 
 /**
  * POST /conversation-messages-transform-outgoing-{channel}: the send path of a provider channel.
@@ -139,11 +171,15 @@ class OutgoingMessages {
   }
 }
 
+/** A channel as people write it, in the summaries of the OpenAPI document. */
+const channelName = (channel: Channel) => ({ whatsapp: 'WhatsApp', instagram: 'Instagram', messenger: 'Messenger', sms: 'SMS', webchat: 'web chat' } as Partial<Record<Channel, string>>)[channel] ?? channel
+
 export const conversationMessages = (app: Application) => {
   for (const channel of CHANNELS) {
     const sendSchema = channel === 'playground' ? playgroundSendSchema : messageSendSchema
     tenantResource(app, {
       path: messagePath(channel),
+      docs: { noun: { one: `${channelName(channel)} message` } },
       service: new ConversationMessageService(getOptions(app, channel)),
       methods: channel === 'sms' || channel === 'playground' ? messageMethods : messageReadMethods,
       description: `Messages of ${channel} conversations ($limit at most 50; oldest first; keyset paging with created_at $lt/$gt)` +
@@ -159,6 +195,7 @@ export const conversationMessages = (app: Application) => {
   for (const channel of OUTGOING_CHANNELS) {
     tenantOperation(app, {
       path: outgoingPath(channel),
+      summary: `Send a ${channelName(channel)} message, or add a note to the conversation`,
       service: new OutgoingMessages(app, channel),
       methods: outgoingMessageMethods,
       description: `Sends a message to a ${channel} conversation (status 'queued' until the provider delivers it), or adds a note.`,

@@ -27,6 +27,7 @@ const validateActionParams = async (context: HookContext) => {
 export const conversationBulkActions = (app: Application) =>
   tenantOperation(app, {
     path: bulkActionPath,
+    summary: 'Run one action over 1-100 conversations, all or nothing',
     service: new ConversationBulkActionService(app),
     methods: bulkActionMethods,
     description:

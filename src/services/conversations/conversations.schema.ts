@@ -81,6 +81,7 @@ export const conversationDataSchema = Type.Object(
     organization_id: Type.Optional(RecordId),
     channel: ChannelField,
     contact_id: RecordId,
+    channel_account_id: Type.Optional({ ...RecordId, description: 'a channel account of the same channel: where its messages are delivered (docs/channels.md)' }),
     ...Type.Partial(Type.Object(patchable)).properties
   },
   { $id: 'ConversationData', additionalProperties: false }

@@ -104,6 +104,18 @@ const mergeAiContext = async (context: ConversationContext) => {
   )
 }
 
+/** A conversation delivered through a channel account is on that account's channel. */
+const checkChannelAccount = async (context: ConversationContext) => {
+  const data = context.data as Record<string, any>
+  if (data.channel_account_id === undefined) return
+  const account = await databaseOf(context)('channel_accounts')
+    .first('channel')
+    .where({ organization_id: await targetOrganization(context), id: data.channel_account_id })
+  if (account && account.channel !== data.channel) {
+    throw fieldError('channel_account_id', `is a ${account.channel} account: open a ${account.channel} conversation with it`)
+  }
+}
+
 const conversationRules = [checkAssignees, checkSnooze, checkStage, applyUnread, mergeAiContext]
 
 export const conversation = (app: Application) =>
@@ -116,10 +128,11 @@ export const conversation = (app: Application) =>
     validators: { query: conversationQueryValidator, data: conversationDataValidator, patch: conversationPatchValidator },
     references: {
       contact_id: { table: 'contacts' },
+      channel_account_id: { table: 'channel_accounts' },
       pipeline_id: { table: 'pipelines', where: { type: 'conversation' }, label: 'conversation pipeline' }
     },
     joins: { flag: 'fastJoinForConversationList', list: LIST_JOINS, record: RECORD_JOINS },
-    rules: { create: conversationRules, patch: conversationRules },
+    rules: { create: [checkChannelAccount, ...conversationRules], patch: conversationRules },
     after: { create: [deferEvent], patch: [deferEvent], remove: [deferEvent] }
   })
 

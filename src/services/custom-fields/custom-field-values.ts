@@ -1,6 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Knex } from 'knex'
 import type { HookContext } from '../../declarations.js'
+import { oncePerCall } from '../../hooks/per-call.js'
 import { databaseOf, targetOrganization } from '../../hooks/tenant-scope.js'
 import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.js'
 
@@ -68,23 +69,12 @@ export async function loadDefinitions(db: Knex, organizationIds: number[], entit
     .orderBy([{ column: 'position' }, { column: 'id' }])
 }
 
-const definitionCache = new WeakMap<object, Map<string, Promise<CustomFieldDefinition[]>>>()
-
 /**
  * Definitions loaded at most once per service call and organization: every row a call
  * resolves (a whole page) shares one query, and so do the call's validation and its output.
  */
 export function definitionsFor(context: HookContext, organizationId: number, entityType: CustomFieldEntity) {
-  let cache = definitionCache.get(context.params)
-  if (!cache) definitionCache.set(context.params, (cache = new Map()))
-  const cacheKey = `${organizationId}:${entityType}`
-  let definitions = cache.get(cacheKey)
-  if (!definitions) {
-    definitions = loadDefinitions(databaseOf(context), [organizationId], entityType)
-    cache.set(cacheKey, definitions)
-    definitions.catch(() => cache!.delete(cacheKey))
-  }
-  return definitions
+  return oncePerCall(context, `custom-fields:${organizationId}:${entityType}`, () => loadDefinitions(databaseOf(context), [organizationId], entityType))
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/

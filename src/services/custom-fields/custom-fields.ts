@@ -1,6 +1,6 @@
 import { BadRequest, Conflict } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore } from '../../hooks/tenant-scope.js'
+import { loadBefore, databaseOf } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../tenant-resource.js'
 import { CustomFieldService, getOptions } from './custom-fields.class.js'
 import {
@@ -35,7 +35,7 @@ const checkDefinition = async (context: HookContext) => {
   const key = context.method === 'create' ? data.key : undefined
   const name = typeof data.name === 'string' ? data.name.trim() : undefined
   if (key === undefined && name === undefined) return context
-  const db = context.app.get('knex')
+  const db = databaseOf(context)
   const taken = await db('custom_fields')
     .select('key', 'name')
     .where({ organization_id: current.organization_id, entity_type: current.entity_type })

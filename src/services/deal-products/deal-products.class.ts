@@ -2,7 +2,9 @@ import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
 import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
+import type { Knex } from 'knex'
 import { RecordService } from '../record-service.js'
+import type { UpsertRecord } from '../record-service.js'
 import { Exact, exact, toCents } from '../deals/money.js'
 import type { DealProduct, DealProductData, DealProductPatch, DealProductQuery, DiscountType } from './deal-products.schema.js'
 
@@ -89,45 +91,79 @@ export function settleLine(current: Partial<Line>, sent: Partial<Line>) {
   }
 }
 
+/** A new line as stored: the product's name and SKU, its price and tax unless sent, the totals. */
+function pricedLine(data: DealProductData, product: Record<string, any> | undefined) {
+  if (!product) throw new BadRequest('Invalid reference', { errors: { product_id: 'must be a product of this organization' } })
+  const price = data.price ?? product.price
+  if (price === null || price === undefined) {
+    throw new BadRequest('Validation failed', { errors: { price: 'is required: the product has no price' } })
+  }
+  const line = settleLine({ price, tax_percentage: product.tax_percentage ?? 0 }, data as Partial<Line>)
+  return {
+    organization_id: data.organization_id,
+    deal_id: data.deal_id,
+    product_id: data.product_id,
+    description: data.description ?? null,
+    external_id: data.external_id ?? null,
+    name: product.name,
+    sku: product.sku,
+    ...line
+  }
+}
+
 export class DealProductService extends RecordService<DealProduct, DealProductData, DealProductParams, DealProductPatch> {
-  /** Copies the product's name and SKU (and its price and tax unless sent), then prices the line. */
-  async _create(data: DealProductData, params: DealProductParams = {}): Promise<any> {
+  /** Prices each line (see pricedLines) and writes them in one INSERT. */
+  async _create(data: DealProductData | DealProductData[], params: DealProductParams = {}): Promise<any> {
+    const lines = await this.pricedLines(Array.isArray(data) ? data : [data], params)
+    return super._create(Array.isArray(data) ? lines : lines[0], params)
+  }
+
+  /** A batch upsert writes priced lines too: every column of a line is the record's. */
+  async upsertRows(keyName: string, records: UpsertRecord[], params: DealProductParams = {}) {
+    const lines = await this.pricedLines(records.map(({ row }) => row as DealProductData), params)
+    return super.upsertRows(keyName, lines.map((row) => ({ row, sent: Object.keys(row) })), params)
+  }
+
+  /**
+   * Copies each line's product name and SKU (and its price and tax unless sent), then prices the
+   * line; the products of all lines in one query. A line's 400 names its fields, or in a batch
+   * its index (errors["2"].price).
+   */
+  async pricedLines(lines: DealProductData[], params: DealProductParams) {
     const db = params.transaction?.trx ?? this.knex
-    const product = await db('products')
-      .first('name', 'sku', 'price', 'tax_percentage')
-      .where({ organization_id: data.organization_id!, id: data.product_id })
+    const products: Record<string, any>[] = await db('products')
+      .select('id', 'name', 'sku', 'price', 'tax_percentage')
+      .where({ organization_id: lines[0].organization_id! })
+      .whereIn('id', [...new Set(lines.map((line) => line.product_id))])
       .whereNull('deleted_at')
-    if (!product) throw new BadRequest('Invalid reference', { errors: { product_id: 'must be a product of this organization' } })
-    const price = data.price ?? product.price
-    if (price === null || price === undefined) {
-      throw new BadRequest('Validation failed', { errors: { price: 'is required: the product has no price' } })
-    }
-    const line = settleLine({ price, tax_percentage: product.tax_percentage ?? 0 }, data as Partial<Line>)
-    return super._create(
-      {
-        organization_id: data.organization_id,
-        deal_id: data.deal_id,
-        product_id: data.product_id,
-        description: data.description ?? null,
-        name: product.name,
-        sku: product.sku,
-        ...line
-      },
-      params
-    )
+    const byId = new Map(products.map((product) => [Number(product.id), product]))
+    const errors: Record<string, unknown> = {}
+    const priced = lines.map((data, index) => {
+      try {
+        return pricedLine(data, byId.get(Number(data.product_id)))
+      } catch (error) {
+        if (lines.length === 1 || !(error instanceof BadRequest)) throw error
+        errors[index] = (error as any).errors
+        return undefined
+      }
+    })
+    if (Object.keys(errors).length) throw new BadRequest('Invalid records', { errors })
+    return priced as Record<string, any>[]
   }
 
   /** Re-prices the stored line with the changes, the row locked so that concurrent patches queue. */
   async _patch(id: NullableId, data: DealProductPatch, params: DealProductParams = {}): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Can not patch multiple entries')
-    return this.knex.transaction(async (trx) => {
+    const reprice = async (trx: Knex.Transaction) => {
       const scoped = { ...params, transaction: { trx } } as DealProductParams
       const current = await this.createQuery(scoped).andWhere('deal_products.id', id).forUpdate().first()
       if (!current) throw new NotFound(`No record found for id '${id}'`)
       const line = settleLine(current, data as Partial<Line>)
-      const changes = data.description !== undefined ? { description: data.description, ...line } : line
+      const changes = { ...definedOnly({ description: data.description, external_id: data.external_id }), ...line }
       return super._patch(id, changes as unknown as DealProductPatch, scoped)
-    })
+    }
+    // Inside a caller's transaction (a batch update) the line is re-priced there.
+    return params.transaction?.trx ? reprice(params.transaction.trx) : this.knex.transaction(reprice)
   }
 }
 

@@ -1,7 +1,7 @@
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, MoneyInput, Nullable, PercentageInput, QuantityInput, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { DecimalString, MoneyInput, Nullable, PercentageInput, QuantityInput, RecordId, listQuery, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 
 export const DISCOUNT_TYPES = ['percentage', 'fixed'] as const
 export type DiscountType = (typeof DISCOUNT_TYPES)[number]
@@ -23,6 +23,7 @@ export const dealProductSchema = Type.Object(
     total_amount_with_tax: DecimalString,
     name: Nullable(Type.String({ description: "the product's name when the line was created" })),
     sku: Nullable(Type.String({ description: "the product's SKU when the line was created" })),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'DealProduct', additionalProperties: false }
@@ -41,6 +42,7 @@ const changeable = {
   quantity: QuantityInput(),
   price: Type.Optional(MoneyInput("a number or a decimal string, at most 2 decimal places; defaults to the product's price")),
   description: Type.Optional(dealProductSchema.properties.description),
+  external_id: Type.Optional(dealProductSchema.properties.external_id),
   discount_type: Type.Optional(dealProductSchema.properties.discount_type),
   discount_amount: Type.Optional(Nullable(MoneyInput("with discount_type 'fixed', at most the line subtotal; a number or a decimal string, at most 2 decimal places"))),
   discount_percentage: Type.Optional(Nullable(PercentageInput("with discount_type 'percentage': 0 to 100, a number or a decimal string, at most 2 decimal places"))),
@@ -64,7 +66,7 @@ export type DealProductPatch = Static<typeof dealProductPatchSchema>
 export const dealProductPatchValidator = getValidator(dealProductPatchSchema, dataValidator)
 
 export const dealProductQuerySchema = Type.Object(
-  { ...listQuery(dealProductSchema, ['organization_id', 'deal_id', 'product_id', 'discount_type', 'created_at', 'updated_at']).properties },
+  { ...listQuery(dealProductSchema, ['organization_id', 'deal_id', 'product_id', 'discount_type', 'external_id', 'created_at', 'updated_at'], { sync: true }).properties },
   { $id: 'DealProductQuery', additionalProperties: false }
 )
 export type DealProductQuery = Static<typeof dealProductQuerySchema>

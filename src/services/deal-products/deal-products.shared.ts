@@ -5,7 +5,7 @@ export type { DealProduct, DealProductData, DealProductPatch, DealProductQuery }
 export type DealProductClientService = Pick<DealProductService, (typeof dealProductMethods)[number]>
 
 export const dealProductPath = 'deal-products'
-export const dealProductMethods: Array<keyof DealProductService> = ['find', 'get', 'create', 'patch', 'remove']
+export const dealProductMethods: Array<keyof DealProductService> = ['find', 'get', 'create', 'patch', 'remove', 'upsert', 'batch-update', 'batch-delete']
 
 export const dealProductClient = (client: ClientApplication) => {
   const connection = client.get('connection')

@@ -1,4 +1,5 @@
 import type { Application } from '../../declarations.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from '../deals/money.js'
 import { DealProductService, getOptions } from './deal-products.class.js'
@@ -20,6 +21,7 @@ export const dealProduct = (app: Application) =>
     schemas: { result: dealProductSchema, data: dealProductDataSchema, patch: dealProductPatchSchema, query: dealProductQuerySchema },
     validators: { query: dealProductQueryValidator, data: dealProductDataValidator, patch: dealProductPatchValidator },
     references: { deal_id: { table: 'deals' }, product_id: { table: 'products' } },
+    batch: { upsertKeys: { external_id: byExternalId } },
     rules: { create: [checkAmounts(dealProductAmountRules)], patch: [checkAmounts(dealProductAmountRules)] }
   })
 

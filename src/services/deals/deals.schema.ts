@@ -3,7 +3,7 @@ import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { CalendarDate, DecimalString, MoneyInput, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { CalendarDate, DecimalString, MoneyInput, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 import { embeddedDealProductSchema } from '../deal-products/deal-products.schema.js'
 import { CurrencyCode } from './money.js'
@@ -51,6 +51,7 @@ export const dealSchema = Type.Object(
     contact: Type.Optional(Nullable(ContactSummary)),
     owner: Type.Optional(Nullable(OwnerSummary)),
     dealProducts: Type.Optional(Type.Array(embeddedDealProductSchema, { description: 'on GET /deals/:id' })),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'Deal', additionalProperties: false }
@@ -81,6 +82,7 @@ const writable = {
       })
     )
   ),
+  external_id: Type.Optional(dealSchema.properties.external_id),
   custom_fields_by_name: Type.Optional(dealSchema.properties.custom_fields_by_name)
 }
 
@@ -122,10 +124,11 @@ export const dealQuerySchema = Type.Object(
       dealFilters,
       [
         'organization_id', 'status', 'pipeline_id', 'pipeline_stage_id', 'contact_id', 'company_id', 'owned_by_user_id',
-        'created_by_user_id', 'amount', 'currency', 'expected_close_date', 'won_date', 'lost_date', 'name', 'created_at', 'updated_at'
+        'created_by_user_id', 'amount', 'currency', 'expected_close_date', 'won_date', 'lost_date', 'name', 'external_id', 'created_at', 'updated_at'
       ],
       {
         operators: { name: { $ilike: Type.String() } },
+        sync: true,
         flags: {
           fastJoinForDealsList: Type.Optional(
             Type.Boolean({ description: 'on lists, adds company, contact, pipelineStage and owner to each row (GET /deals/:id always has them)' })

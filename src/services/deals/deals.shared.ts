@@ -5,7 +5,7 @@ export type { Deal, DealData, DealPatch, DealQuery }
 export type DealClientService = Pick<DealService, (typeof dealMethods)[number]>
 
 export const dealPath = 'deals'
-export const dealMethods: Array<keyof DealService> = ['find', 'get', 'create', 'patch', 'remove']
+export const dealMethods: Array<keyof DealService> = ['find', 'get', 'create', 'patch', 'remove', 'upsert', 'batch-update', 'batch-delete']
 
 export const dealClient = (client: ClientApplication) => {
   const connection = client.get('connection')

@@ -1,6 +1,8 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
+import { byExternalId } from '../batch-writes.js'
+import { oncePerCall } from '../../hooks/per-call.js'
 import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from './money.js'
 import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
@@ -18,14 +20,14 @@ const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
   const data = context.data as Record<string, any>
   if (data.pipeline_id === undefined && data.pipeline_stage_id === undefined) return context
   const stored = context.method === 'patch' ? await loadBefore(context) : {}
-  const stage = await context.app.get('knex')('pipeline_stages')
-    .first('id')
-    .where({
-      organization_id: await targetOrganization(context),
-      id: data.pipeline_stage_id ?? stored.pipeline_stage_id,
-      pipeline_id: data.pipeline_id ?? stored.pipeline_id
-    })
-    .whereNull('deleted_at')
+  const where = {
+    organization_id: await targetOrganization(context),
+    id: data.pipeline_stage_id ?? stored.pipeline_stage_id,
+    pipeline_id: data.pipeline_id ?? stored.pipeline_id
+  }
+  // Once per call and stage: the deals of a batch mostly share a few.
+  const stage = await oncePerCall(context, `stage:${where.organization_id}:${where.id}:${where.pipeline_id}`, async () =>
+    databaseOf(context)('pipeline_stages').first('id').where(where).whereNull('deleted_at'))
   if (!stage) throw new BadRequest('Invalid reference', { errors: { pipeline_stage_id: "must be a stage of the deal's pipeline" } })
   return context
 }
@@ -67,6 +69,7 @@ export const deal = (app: Application) =>
       owned_by_user_id: { table: 'member' }
     },
     customFields: { entity: 'deal', by: 'name' },
+    batch: { upsertKeys: { external_id: byExternalId } },
     joins: { flag: 'fastJoinForDealsList', list: LIST_JOINS, record: RECORD_JOINS },
     rules: {
       create: [checkAmounts(dealAmountRules), verifyStageOfPipeline, stampOutcomeDates],

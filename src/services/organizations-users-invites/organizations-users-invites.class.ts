@@ -74,7 +74,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   async create(body: any, params: InvitationParams = {}): Promise<any> {
     const data = body as InvitationData
     const organizationId = data.organization_id!
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       // Serialises invitations of one address to one organization, so two concurrent requests
       // cannot both pass the checks below.
       await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [organizationId, data.email])
@@ -100,7 +100,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   async patch(id: NullableId, data: InvitationAccept, params: InvitationParams = {}): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Accept one invitation at a time')
     if (!/^\d{1,9}$/.test(String(id))) throw invalidToken()
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       // Found through the unique token index; the row lock makes a second acceptance wait and then see 'accepted'.
       const invitation = await trx(TABLE)
         .where({ token_hash: hashToken(data.token), id: Number(id) })
@@ -126,7 +126,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
     const before = params.before ?? (await super._get(id, params))
     // status = 'pending' in the statement itself: a concurrent acceptance holds the row lock,
     // and once it commits this statement finds the row accepted and changes nothing.
-    const [revoked] = await this.knex(TABLE)
+    const [revoked] = await this.dbOf(params)(TABLE)
       .where({ organization_id: before.organization_id, id: before.id, status: 'pending' })
       .whereNull('deleted_at')
       .update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() })

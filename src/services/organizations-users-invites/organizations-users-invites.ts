@@ -1,6 +1,6 @@
 import { BadRequest, Forbidden, NotFound } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization } from '../../hooks/tenant-scope.js'
+import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../tenant-resource.js'
 import { mail } from '../../mail/index.js'
 import { InvitationService, getOptions } from './organizations-users-invites.class.js'
@@ -56,7 +56,7 @@ async function acceptingCallerIsInvitee(context: InvitationContext) {
   if (!caller || context.params.system) return context
   const notFound = new NotFound(`No record found for id '${context.id}'`)
   if (!/^\d{1,9}$/.test(String(context.id))) throw notFound
-  const invitation = await context.app.get('knex')('organizations_users_invites')
+  const invitation = await databaseOf(context)('organizations_users_invites')
     .where({ id: Number(context.id) })
     .whereNull('deleted_at')
     .first('organization_id', 'email')
@@ -79,6 +79,7 @@ export const invitation = (app: Application) => {
   app.configure(mail)
   tenantResource(app, {
     path: invitationPath,
+    docs: { noun: { one: 'invitation' } },
     service: new InvitationService(getOptions(app)),
     methods: invitationMethods,
     description:

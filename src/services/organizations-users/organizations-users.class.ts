@@ -50,7 +50,7 @@ export class MembershipService extends RecordService<Membership, never, Membersh
     if ((current.role === 'owner' || newRole === 'owner') && callerRole !== 'owner' && !params.system) {
       throw new Forbidden(FORBIDDEN_MESSAGE)
     }
-    const result = await this.knex.transaction(async (trx) => {
+    const result = await this.dbOf(params).transaction(async (trx) => {
       const owners = await trx('organizations_users')
         .where({ organization_id: current.organization_id, role: 'owner' })
         .forUpdate()
@@ -61,7 +61,7 @@ export class MembershipService extends RecordService<Membership, never, Membersh
       }
       return change(trx, current)
     })
-    await attachRelations(this.knex, [result], USER_JOIN)
+    await attachRelations(this.dbOf(params), [result], USER_JOIN)
     return result
   }
 }

@@ -13,6 +13,7 @@ export * from './organizations-users.schema.js'
 export const organizationUser = (app: Application) =>
   tenantResource(app, {
     path: membershipPath,
+    docs: { noun: { one: 'membership' } },
     service: new MembershipService(getOptions(app)),
     methods: membershipMethods,
     description: 'Members of an organization with their role. Changing or removing a member needs an owner or admin; only owners grant or revoke ownership; the last owner stays.',

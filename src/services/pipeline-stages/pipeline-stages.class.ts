@@ -15,7 +15,7 @@ export class PipelineStageService extends RecordService<PipelineStage, PipelineS
 
   /** Soft delete, unless live deals are in the stage. */
   async _remove(id: NullableId, params: PipelineStageParams = {}): Promise<any> {
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineStageParams
       if (id !== null) await refuseWhileDealsUse(trx, await this._get(id, scoped), 'pipeline_stage_id', 'stage')
       return super._remove(id, scoped)

@@ -42,7 +42,7 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
 
   /** A pipeline that deals use keeps its type 'deal'. */
   async _patch(id: NullableId, data: PipelinePatch, params: PipelineParams = {}): Promise<any> {
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
       if (id !== null && data.type !== undefined && data.type !== 'deal') {
         const pipeline = await this._get(id, scoped)
@@ -54,7 +54,7 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
 
   /** Soft-deletes the pipeline and (softDeleteCascade) its stages at the same instant, unless deals still use it. */
   async _remove(id: NullableId, params: PipelineParams = {}): Promise<any> {
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
       if (id !== null) await refuseWhileDealsUse(trx, await this._get(id, scoped), 'pipeline_id', 'pipeline')
       return super._remove(id, scoped)

@@ -99,7 +99,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
     await this.storage.put(key, fs.createReadStream(upload.path), { contentType: detected.mime, size: upload.size })
     const publicUrl = this.storage.publicUrl(key)
     try {
-      return await this.knex.transaction(async (trx) => {
+      return await this.dbOf(params).transaction(async (trx) => {
         await lockProductMedia(trx, organizationId, data.product_id)
         const [row] = await trx('product_media').insert({
           organization_id: organizationId,

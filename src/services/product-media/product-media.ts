@@ -40,11 +40,12 @@ export const productMedia = (app: Application) => {
     joins: { record: [PRODUCT] },
     rules: { patch: [sanitizePatchedName] },
     koa: { before: [multipartUpload(app, () => app.get('uploadMaxBytes'))] },
-    docs: { createContentType: 'multipart/form-data' }
+    docs: { createContentType: 'multipart/form-data', noun: { one: 'product media item' } }
   })
 
   tenantOperation(app, {
     path: productMediaReorderPath,
+    summary: 'Reorder the media of a product',
     service: new ProductMediaReorderService(app.get('knex')),
     methods: productMediaReorderMethods,
     description: 'New positions for several media items of one product, in one transaction: any id that is not a live item of the product → 400 and nothing changes.',

@@ -1,7 +1,7 @@
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import { dataValidator, queryValidator } from '../../validators.js'
-import { DecimalString, MoneyInput, Nullable, PercentageInput, RecordId, listQuery, softDeleteTimestamps, searchResult, termSearch } from '../../schemas.js'
+import { DecimalString, MoneyInput, Nullable, PercentageInput, RecordId, listQuery, softDeleteTimestamps, searchResult, termSearch, ExternalId } from '../../schemas.js'
 import { CurrencyCode } from '../deals/money.js'
 
 export const productSchema = Type.Object(
@@ -15,6 +15,7 @@ export const productSchema = Type.Object(
     currency: Nullable(CurrencyCode),
     tax_percentage: Nullable(DecimalString),
     active: Type.Boolean(),
+    external_id: ExternalId,
     ...softDeleteTimestamps
   },
   { $id: 'Product', additionalProperties: false }
@@ -29,7 +30,8 @@ const writable = {
   price: Type.Optional(Nullable(MoneyInput())),
   currency: Type.Optional(productSchema.properties.currency),
   tax_percentage: Type.Optional(Nullable(PercentageInput())),
-  active: Type.Optional(Type.Boolean({ default: true }))
+  active: Type.Optional(Type.Boolean({ default: true })),
+  external_id: Type.Optional(productSchema.properties.external_id)
 }
 
 /** Decimal places of the numeric inputs and the currency code (see checkAmounts). */
@@ -48,8 +50,9 @@ export const productPatchValidator = getValidator(productPatchSchema, dataValida
 
 export const productQuerySchema = Type.Object(
   {
-    ...listQuery(productSchema, ['organization_id', 'name', 'sku', 'active', 'currency', 'created_at', 'updated_at'], {
-      operators: { name: { $ilike: Type.String() } }
+    ...listQuery(productSchema, ['organization_id', 'name', 'sku', 'active', 'currency', 'external_id', 'created_at', 'updated_at'], {
+      operators: { name: { $ilike: Type.String() } },
+      sync: true
     }).properties
   },
   { $id: 'ProductQuery', additionalProperties: false }

@@ -5,7 +5,7 @@ export type { Product, ProductData, ProductPatch, ProductQuery, ProductSearch }
 export type ProductClientService = Pick<ProductService, (typeof productMethods)[number]>
 
 export const productPath = 'products'
-export const productMethods: Array<keyof ProductService> = ['find', 'get', 'create', 'patch', 'remove', 'search']
+export const productMethods: Array<keyof ProductService> = ['find', 'get', 'create', 'patch', 'remove', 'upsert', 'batch-update', 'batch-delete', 'search']
 
 export const productClient = (client: ClientApplication) => {
   const connection = client.get('connection')

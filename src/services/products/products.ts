@@ -1,4 +1,5 @@
 import type { Application } from '../../declarations.js'
+import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { checkAmounts } from '../deals/money.js'
 import { ProductService, getOptions } from './products.class.js'
@@ -20,10 +21,17 @@ export const product = (app: Application) =>
     schemas: { result: productSchema, data: productDataSchema, patch: productPatchSchema, query: productQuerySchema },
     validators: { query: productQueryValidator, data: productDataValidator, patch: productPatchValidator },
     rules: { create: [checkAmounts(productAmountRules)], patch: [checkAmounts(productAmountRules)] },
+    batch: {
+      upsertKeys: {
+        sku: { matches: (k) => `t.sku = ${k}`, sent: (k) => k, value: (row) => row.sku, field: 'sku' },
+        external_id: byExternalId
+      }
+    },
     custom: {
       search: {
         data: productSearchValidator,
-        docs: { data: productSearchSchema, result: productSearchResultSchema, description: 'Partial, case-insensitive match on name or SKU.' }
+        docs: { data: productSearchSchema, result: productSearchResultSchema, description: 'Partial, case-insensitive match on name or SKU.' },
+        reads: true
       }
     }
   })

@@ -1,9 +1,7 @@
 import { hooks as schemaHooks } from '@feathersjs/schema'
-import type { Context, Next } from 'koa'
 import type { Application } from '../../declarations.js'
-import { MemorySlidingLog } from '../../rate-limit/memory-store.js'
-import { RateLimiter, rateLimitExceeded, rateLimitHeaders } from '../../rate-limit/rate-limiter.js'
-import type { RateLimitPolicy } from '../../rate-limit/rate-limiter.js'
+import type { ServiceDocs } from '../../openapi.js'
+import { limitPerAddress } from '../../rate-limit/per-address.js'
 import { PublicBookingPageService, PublicBookingService, PublicCancelService, PublicSlotsService } from './public-booking.class.js'
 import {
   publicBookingDataSchema, publicBookingDataValidator, publicBookingPageSchema, publicBookingResultSchema, publicCancelDataSchema,
@@ -18,63 +16,6 @@ export const publicSlotsPath = 'public/booking-links/:slug/slots'
 export const publicBookingPath = 'public/booking-links/:slug/reservations'
 export const publicCancelPath = 'public/reservations/:token/cancel'
 
-/**
- * Koa middleware in front of every public route: a sliding-log limit per client address. It uses
- * the application's limiter when one is configured (Redis-backed across instances), else its own
- * in-memory one.
- */
-const limitPerAddress = (app: Application) => {
-  const ownLimiter = new RateLimiter(new MemorySlidingLog())
-  return async (ctx: Context, next: Next) => {
-    const policy: RateLimitPolicy = { points: app.get('publicRateLimitPoints'), windowS: app.get('publicRateLimitWindowS') }
-    const limiter = app.get('rateLimiter') ?? ownLimiter
-    const decision = await limiter.consume(`public:${ctx.ip}`, policy)
-    ctx.set(rateLimitHeaders(decision))
-    if (!decision.allowed) throw rateLimitExceeded(decision)
-    return next()
-  }
-}
-
-const json = (schema: unknown) => ({ content: { 'application/json': { schema: JSON.parse(JSON.stringify(schema)) } } })
-const notFound = { 404: { description: 'No active booking link with this slug (or no reservation for this token)' } }
-const tooMany = { 429: { description: 'Too many requests from this address' } }
-const slugParam = { name: 'slug', in: 'path', required: true, schema: { type: 'string' } }
-const publicOperation = (summary: string, operation: Record<string, unknown>) => ({ tags: ['public booking'], summary, security: [], ...operation })
-
-const PATHS = {
-  '/public/booking-links/{slug}': {
-    get: publicOperation('A booking page: name, page_config and the services offered', {
-      parameters: [slugParam],
-      responses: { 200: { description: 'The page', ...json(publicBookingPageSchema) }, ...notFound, ...tooMany }
-    })
-  },
-  '/public/booking-links/{slug}/slots': {
-    get: publicOperation('Available slots of a service of the page on a date', {
-      parameters: [slugParam, ...Object.entries(JSON.parse(JSON.stringify(publicSlotsQuerySchema)).properties).map(([name, schema]) => ({
-        name, in: 'query', required: name !== 'party_size', schema
-      }))],
-      responses: { 200: { description: 'The slots', ...json(publicSlotsSchema) }, 400: { description: 'Invalid query or a service not offered here' }, ...notFound, ...tooMany }
-    })
-  },
-  '/public/booking-links/{slug}/reservations': {
-    post: publicOperation('Book: the contact is matched by e-mail or created; answers with a manage token', {
-      parameters: [slugParam],
-      requestBody: json(publicBookingDataSchema),
-      responses: {
-        201: { description: 'Booked (source booking_link)', ...json(publicBookingResultSchema) },
-        400: { description: 'Invalid body' }, 409: { description: 'The time is not (or no longer) available' }, ...notFound, ...tooMany
-      }
-    })
-  },
-  '/public/reservations/{token}/cancel': {
-    post: publicOperation('Cancel with the manage token (cancelled_by contact)', {
-      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
-      requestBody: json(publicCancelDataSchema),
-      responses: { 201: { description: 'Cancelled', ...json(publicReservationSchema) }, 400: { description: 'The reservation is completed or no_show' }, ...notFound, ...tooMany }
-    })
-  }
-}
-
 /** The reason is optional: no body or an empty one is a cancel without a reason. */
 const noBodyIsEmpty = async (context: any) => {
   if (context.data === undefined || context.data === null || context.data === '') context.data = {}
@@ -83,13 +24,26 @@ const noBodyIsEmpty = async (context: any) => {
 /** The public booking routes: no credentials, rate limited per address, one organization's link at a time. */
 export const publicBooking = (app: Application) => {
   const koa = { before: [limitPerAddress(app)] }
+  const docs = (own: Omit<ServiceDocs, 'public'>) => ({ docs: { public: true, ...own, errors: { 404: 'No active booking link with this slug (or no reservation for this token)', ...own.errors } } })
   app.use(publicPagePath, new PublicBookingPageService(app), {
     methods: ['get'], events: [], koa,
-    docs: { description: 'Public booking pages', schemas: {}, paths: PATHS }
+    ...docs({ noun: { one: 'booking page' }, id: { name: 'slug', schema: { type: 'string' } }, description: 'A booking page: name, page_config and the services offered.', schemas: { result: publicBookingPageSchema } })
   } as any)
-  app.use(publicSlotsPath, new PublicSlotsService(app), { methods: ['find'], events: [], koa } as any)
-  app.use(publicBookingPath, new PublicBookingService(app), { methods: ['create'], events: [], koa } as any)
-  app.use(publicCancelPath, new PublicCancelService(app), { methods: ['create'], events: [], koa } as any)
+  app.use(publicSlotsPath, new PublicSlotsService(app), {
+    methods: ['find'], events: [], koa,
+    ...docs({ summary: 'Available slots of a service of the booking page on a date', schemas: { result: publicSlotsSchema, query: publicSlotsQuerySchema }, errors: { 400: 'Invalid query, or a service the page does not offer' } })
+  } as any)
+  app.use(publicBookingPath, new PublicBookingService(app), {
+    methods: ['create'], events: [], koa,
+    ...docs({
+      summary: 'Book on a booking page: the contact is matched by e-mail or created; answers with a manage token',
+      schemas: { data: publicBookingDataSchema, result: publicBookingResultSchema }, errors: { 409: 'The time is not (or no longer) available' }
+    })
+  } as any)
+  app.use(publicCancelPath, new PublicCancelService(app), {
+    methods: ['create'], events: [], koa,
+    ...docs({ summary: 'Cancel a reservation with its manage token (cancelled_by contact)', schemas: { data: publicCancelDataSchema, result: publicReservationSchema }, errors: { 400: 'The reservation is completed or no_show' } })
+  } as any)
 
   app.service(publicSlotsPath).hooks({ before: { find: [schemaHooks.validateQuery(publicSlotsQueryValidator)] } })
   app.service(publicBookingPath).hooks({ before: { create: [schemaHooks.validateData(publicBookingDataValidator)] } })

@@ -12,6 +12,7 @@ export * from './reservation-resource-availability.schema.js'
 export const reservationAvailability = (app: Application) =>
   tenantResource(app, {
     path: reservationAvailabilityPath,
+    docs: { noun: { one: 'availability window' } },
     service: new ReservationAvailabilityService(getOptions(app)),
     methods: reservationAvailabilityMethods,
     description: "Weekly recurring hours of a resource: wall-clock times (HH:MM:SS) in the resource's time zone; several windows a day, never overlapping (400).",

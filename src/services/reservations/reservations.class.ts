@@ -101,7 +101,7 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
    */
   async _patch(id: NullableId, data: any, params: ReservationParams = {}): Promise<any> {
     if (id === null) throw new BadRequest('Patch one reservation at a time')
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const current = await this.scopedRow(trx, id, params)
       const changes: Record<string, unknown> = { ...data }
       const status = current.status as ReservationStatus
@@ -155,7 +155,7 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
   /** Soft delete; the units are released in the same transaction. */
   async _remove(id: NullableId, params: ReservationParams = {}): Promise<any> {
     if (id === null) throw new BadRequest('Delete one reservation at a time')
-    return this.knex.transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const current = await this.scopedRow(trx, id, params)
       await releaseUnits(trx, current.organization_id, current.id)
       return super._remove(id, { ...params, transaction: { trx } } as ReservationParams)

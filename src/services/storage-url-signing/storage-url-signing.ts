@@ -12,6 +12,7 @@ export const storageUrlSigning = (app: Application) => {
   app.configure(storage)
   tenantOperation(app, {
     path: storageUrlSigningPath,
+    summary: 'Get a signed URL to upload a file straight to storage',
     service: new StorageUrlSigningService(app),
     methods: storageUrlSigningMethods,
     description: 'Signed upload URLs for images of reservation services and booking links, product media and conversation files; see docs/media.md.',

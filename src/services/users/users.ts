@@ -53,12 +53,13 @@ export const user = (app: Application) => {
     methods: userMethods,
     events: [],
     docs: {
+      noun: { one: 'user' },
       description:
         'Accounts. Sign-up is public and mails a verification link; afterwards a user reads and changes only their own ' +
         'account (password and email changes need current_password). verifyEmail (no credentials) redeems the link\'s token.',
       schemas: {
         result: userPublicSchema, data: userDataSchema, patch: userPatchSchema, query: userQuerySchema,
-        verifyEmail: { data: emailVerificationSchema, result: userPublicSchema }
+        verifyEmail: { data: emailVerificationSchema, result: userPublicSchema, summary: 'Verify an e-mail address with the token of its link (no credentials)' }
       }
     }
   } as any)

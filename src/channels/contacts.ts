@@ -1,0 +1,73 @@
+import type { Knex } from 'knex'
+import { normalizePhone } from '../services/contacts/contacts.class.js'
+import type { Sender } from './providers/types.js'
+
+/** The contact columns holding a sender's identity on a channel. */
+const IDENTITY_COLUMNS: [keyof Sender, string][] = [
+  ['whatsappWaId', 'channel_whatsapp_wa_id'],
+  ['whatsappUserId', 'channel_whatsapp_user_id'],
+  ['messengerUserId', 'channel_messenger_user_id'],
+  ['instagramUserId', 'channel_instagram_user_id']
+]
+
+/** A contact's phone in E.164 digits, the way the contacts_phone_e164 index stores it. */
+const E164_DIGITS = "regexp_replace(coalesce(contacts.phone_country_code, ''), '[^0-9]', '', 'g') || contacts.phone_normalized"
+
+/** The contact's phone in E.164 (what SMS and WhatsApp send to), or null. */
+export function e164Of(contact: { phone?: string | null; phone_country_code?: string | null; phone_normalized?: string | null }): string | null {
+  if (!contact.phone_normalized) return null
+  const international = contact.phone?.trim().startsWith('+') || contact.phone?.trim().startsWith('00')
+  const code = (contact.phone_country_code ?? '').replace(/\D/g, '')
+  if (international && !code) return `+${contact.phone_normalized}`
+  return code ? `+${code}${contact.phone_normalized}` : null
+}
+
+/** A sender is someone: at least one identity, a phone or an e-mail. */
+export interface Who extends Sender {
+  email?: string
+}
+
+/**
+ * The organization's contact of a sender, or a new one: matched by a channel identity (WhatsApp
+ * wa_id or business-scoped id, Messenger or Instagram id), then by phone in E.164, then by
+ * e-mail; created with the profile name (else the phone) otherwise. The identities the contact lacked are filled
+ * in. Runs under a transaction-scoped advisory lock on the sender, so simultaneous first
+ * messages of one person create one contact. Answers the contact row.
+ */
+export async function contactOfSender(trx: Knex.Transaction, organizationId: number, who: Who, fallbackName: string) {
+  const identities = IDENTITY_COLUMNS.filter(([key]) => who[key]).map(([key, column]) => [column, String(who[key])] as const)
+  const phoneDigits = who.phone ? who.phone.replace(/\D/g, '') : ''
+  const email = who.email?.trim().toLowerCase()
+  await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [organizationId, JSON.stringify([identities, phoneDigits, email ?? ''])])
+  if (identities.length || phoneDigits || email) {
+    const candidates = trx('contacts').select('contacts.*')
+      .where('organization_id', organizationId).whereNull('deleted_at')
+      .where((q) => {
+        for (const [column, value] of identities) q.orWhere(column, value)
+        if (phoneDigits) q.orWhereRaw(`${E164_DIGITS} = ?`, [phoneDigits])
+        if (email) q.orWhereRaw('lower(email) = ?', [email])
+      })
+    // An identity match first, then a phone match, then e-mail; the oldest contact among equals.
+    const ranked = identities.length
+      ? candidates.orderByRaw(`(${identities.map(([column]) => `${column} = ?`).join(' OR ')}) DESC NULLS LAST`, identities.map(([, value]) => value))
+      : candidates
+    const found = await ranked.orderBy('id').first()
+    if (found) {
+      const missing = Object.fromEntries(identities.filter(([column]) => !found[column]))
+      if (Object.keys(missing).length === 0) return found
+      const [updated] = await trx('contacts').where({ organization_id: organizationId, id: found.id }).update({ ...missing, updated_at: trx.fn.now() }).returning('*')
+      return updated
+    }
+  }
+  const [firstName, ...rest] = (who.name?.trim() || who.phone || fallbackName).split(/\s+/)
+  const [row] = await trx('contacts').insert({
+    organization_id: organizationId,
+    first_name: firstName.slice(0, 200),
+    last_name: rest.join(' ').slice(0, 200) || null,
+    email: email ?? null,
+    phone: who.phone ?? null,
+    phone_normalized: normalizePhone(who.phone, null),
+    ...Object.fromEntries(identities)
+  }).returning('*')
+  return row
+}

@@ -1,0 +1,15 @@
+import type { Application } from '../declarations.js'
+import { channelDelivery } from './delivery.js'
+import { channelInbound } from './webhooks.js'
+
+export { channelWebhooks } from './webhooks.js'
+
+/**
+ * Channel integrations (docs/channels.md): the outbox handlers that store what the providers'
+ * webhooks carried and deliver queued messages. The webhook routes are Koa middleware mounted
+ * in front of the body parser (app.ts): their signatures are computed over the raw bytes.
+ */
+export const channels = (app: Application) => {
+  channelInbound(app)
+  channelDelivery(app)
+}

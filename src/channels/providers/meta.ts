@@ -1,0 +1,50 @@
+import crypto from 'node:crypto'
+import { sameText } from '../secrets.js'
+import type { ChannelAccountRecord, InboundRequest, ProviderError } from './types.js'
+
+const header = (request: InboundRequest, name: string) => {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/**
+ * X-Hub-Signature-256: "sha256=" and the hex HMAC-SHA256 of the raw body with the app secret,
+ * compared in constant time. Computed over the bytes as received: Meta escapes non-ASCII
+ * characters and slashes, so a re-encoded body would not match.
+ */
+export function verifyMetaSignature(request: InboundRequest, account: ChannelAccountRecord): boolean {
+  const secret = account.credentials?.app_secret
+  const signature = header(request, 'x-hub-signature-256')
+  if (!secret || !signature) return false
+  const expected = `sha256=${crypto.createHmac('sha256', secret).update(request.rawBody).digest('hex')}`
+  return sameText(signature, expected)
+}
+
+/** Meta's subscription handshake: hub.mode=subscribe and the account's verify token answer hub.challenge. */
+export function metaChallenge(query: Record<string, unknown>, account: ChannelAccountRecord): string | undefined {
+  const token = query['hub.verify_token']
+  const challenge = query['hub.challenge']
+  if (query['hub.mode'] !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string') return undefined
+  return sameText(token, account.verify_token) ? challenge : undefined
+}
+
+/** A Graph API error answer: {error: {message, type, code, error_subcode, fbtrace_id}}. */
+export const graphError = (status: number, body: any): ProviderError => ({
+  code: String(body?.error?.code ?? status),
+  message: String(body?.error?.error_user_msg ?? body?.error?.message ?? `HTTP ${status}`)
+})
+
+export const graphHeaders = (token: string | undefined) => ({
+  Authorization: `Bearer ${token ?? ''}`,
+  'Content-Type': 'application/json'
+})
+
+/** The kind of media a file is sent as, from its type: image, video, audio, or a document/file. */
+export function mediaKind(fileType: string): 'image' | 'video' | 'audio' | 'file' {
+  if (fileType.startsWith('image/')) return 'image'
+  if (fileType.startsWith('video/')) return 'video'
+  if (fileType.startsWith('audio/')) return 'audio'
+  return 'file'
+}
+
+export const fromUnixSeconds = (value: unknown) => new Date(Number(value) * 1000 || Date.now())

@@ -1,0 +1,76 @@
+import querystring from 'node:querystring'
+import twilio from 'twilio'
+import { callProvider } from './http.js'
+import type { ChannelAdapter, ContentType, InboundEvent, ProviderStatus } from './types.js'
+import { mediaKind } from './meta.js'
+
+/** Twilio's MessageStatus values that move a message; the others (accepted, queued, sending...) do not. */
+const STATUSES: Record<string, ProviderStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', undelivered: 'failed', failed: 'failed' }
+
+const formOf = (raw: Buffer) => querystring.parse(raw.toString('utf8')) as Record<string, string | string[]>
+const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
+
+/** Twilio Programmable Messaging: form-encoded webhooks signed with X-Twilio-Signature, POST .../Messages.json. */
+export const twilioSms: ChannelAdapter = {
+  /** The twilio package's validation: HMAC-SHA1 over the configured URL and the sorted form parameters, with the auth token. */
+  verify(request, account) {
+    const signature = one(request.headers['x-twilio-signature'])
+    const token = account.credentials?.auth_token
+    if (!signature || !token) return false
+    return twilio.validateRequest(token, signature, request.url, formOf(request.rawBody))
+  },
+
+  parse(request) {
+    const form = formOf(request.rawBody)
+    const sid = one(form.MessageSid) ?? one(form.SmsSid)
+    if (!sid) return []
+    // Status callbacks come to the /status sibling URL, or to the account's URL itself when the
+    // number or Messaging Service is configured so: an incoming message's status is 'received'.
+    const messageStatus = one(form.MessageStatus)
+    if (request.variant === 'status' || (messageStatus && !['received', 'receiving'].includes(messageStatus))) {
+      const status = STATUSES[messageStatus ?? '']
+      if (!status) return []
+      const code = one(form.ErrorCode)
+      const error = status === 'failed' ? { code: code ?? 'undelivered', message: one(form.ErrorMessage) ?? `Twilio error ${code ?? 'unknown'}` } : undefined
+      return [{ type: 'status', providerMessageId: sid, status, occurredAt: new Date(), ...(error ? { error } : {}) }]
+    }
+    const count = Number(one(form.NumMedia) ?? 0)
+    const media = Array.from({ length: Number.isInteger(count) ? Math.min(count, 10) : 0 }, (_, i) => ({
+      url: one(form[`MediaUrl${i}`]), content_type: one(form[`MediaContentType${i}`])
+    }))
+    const first = media[0]?.content_type
+    const contentType: ContentType = first ? (mediaKind(first) as ContentType) : 'text'
+    const from = one(form.From)
+    const event: InboundEvent = {
+      type: 'message',
+      providerMessageId: sid,
+      sender: { phone: from, name: one(form.ProfileName) },
+      content: one(form.Body) ?? '',
+      contentType,
+      metadata: media.length ? { media } : {}
+    }
+    return [event]
+  },
+
+  async send({ message, contact, files, statusCallbackUrl }, account, urls) {
+    const sid = String(account.config.account_sid)
+    const form = new URLSearchParams()
+    form.append('To', contact.e164 ?? '')
+    form.append('From', String(account.config.from_number))
+    if (message.content) form.append('Body', message.content)
+    for (const file of files) form.append('MediaUrl', file.url)
+    if (statusCallbackUrl) form.append('StatusCallback', statusCallbackUrl)
+    const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${sid}/Messages.json`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${sid}:${account.credentials?.auth_token ?? ''}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded'
+      },
+      body: form.toString()
+    }, (status, body) => ({ code: String(body?.code ?? status), message: String(body?.message ?? `HTTP ${status}`) }))
+    if (!answer.ok) return answer
+    return answer.body?.sid
+      ? { ok: true, providerMessageId: String(answer.body.sid) }
+      : { ok: false, retryable: false, error: { code: 'unexpected_answer', message: 'Twilio answered without a sid' } }
+  }
+}

@@ -1,0 +1,26 @@
+import { BadRequest } from '@feathersjs/errors'
+import type { Params } from '@feathersjs/feathers'
+import type { Context, Next } from 'koa'
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** The :id of POST /<path>/:id with X-Service-Method (Feathers hands custom methods only data and params). */
+    pathId?: string
+  }
+}
+
+/** Koa middleware of services whose custom methods act on one record: the path's id goes to params.pathId. */
+export const customMethodId = async (ctx: Context, next: Next) => {
+  const id = (ctx as any).lookup?.params?.__id
+  if (id !== undefined) ctx.feathers = { ...ctx.feathers, pathId: String(id) }
+  return next()
+}
+
+/** The record a custom method acts on: POST /<path>/<id>. */
+export function idOfPath(params: Params): number {
+  const id = Number(params.pathId)
+  if (!params.pathId || !/^\d+$/.test(params.pathId) || !Number.isSafeInteger(id) || id < 1) {
+    throw new BadRequest('Validation failed', { errors: { id: 'is required in the path: POST /<resource>/<id> with X-Service-Method' } })
+  }
+  return id
+}

@@ -1,0 +1,109 @@
+import type { Knex } from 'knex'
+import type { HookContext, NextFunction } from '../declarations.js'
+import { enqueueEvents, eventTypeOf, hasSubscribers, previousAttributes } from '../webhooks/events.js'
+import type { ChangedRecord } from '../webhooks/events.js'
+import { deferEvent, inTransaction } from './deferred-events.js'
+import { storeAnswerOfCall } from './idempotency.js'
+import { accessibleOrganizations } from './tenant-scope.js'
+
+/** A record as the API returns it (the resource's result and external resolvers). */
+export type Represent = (record: Record<string, any>, context: HookContext) => Promise<Record<string, any>>
+
+const READS = new Set(['find', 'get'])
+
+/**
+ * The transaction of a tenant resource's write, when the write has company: the webhook events
+ * it causes and the answer stored for its Idempotency-Key are written in the same transaction as
+ * the change, so they exist exactly when the change does. Placed around the result resolvers, so
+ * both see the record as the API returns it.
+ *
+ * A call made inside a caller's transaction (params.transaction) adds its events to that one.
+ * Otherwise a transaction is opened only when the request carries an Idempotency-Key or an
+ * active subscription wants the event; every other write runs as before. Its Feathers events
+ * wait for the commit (deferred events).
+ */
+export const writeTransaction = (path: string, represent: Represent) => async (context: HookContext, next: NextFunction) => {
+  if (READS.has(context.method)) return next()
+  const types = eventTypesOf(path, context.method)
+  const outer: Knex.Transaction | undefined = context.params.transaction?.trx
+  if (outer) return runInside(outer, context, next, path, represent)
+  const knex = context.app.get('knex')
+  const claimed = context.params.idempotency
+  const storesAnswer = Boolean(claimed && !claimed.stored && context.params.provider)
+  if (!storesAnswer && !(await anySubscribers(knex, types, organizationsOf(context)))) return next()
+  await inTransaction(knex, async (inside) => {
+    Object.assign(context.params, inside)
+    try {
+      await runInside(inside.transaction.trx, context, next, path, represent)
+      await deferEvent(context)
+    } finally {
+      delete context.params.transaction
+      delete context.params.pendingEvents
+    }
+  })
+}
+
+/** The batch methods (docs/bulk-and-sync.md) and the methods whose events their records have. */
+const BATCH_METHODS: Record<string, string[]> = { upsert: ['create', 'patch'], 'batch-update': ['patch'], 'batch-delete': ['remove'] }
+const METHOD_OF_EVENT = { created: 'create', patched: 'patch', removed: 'remove' } as const
+
+/** The event types a call of this method may cause. */
+const eventTypesOf = (path: string, method: string) =>
+  (BATCH_METHODS[method] ?? [method]).map((m) => eventTypeOf(path, m)).filter((type): type is string => Boolean(type))
+
+async function anySubscribers(knex: Knex, types: string[], organizations: number[] | null) {
+  for (const type of types) if (await hasSubscribers(knex, type, organizations)) return true
+  return false
+}
+
+async function runInside(trx: Knex.Transaction, context: HookContext, next: NextFunction, path: string, represent: Represent) {
+  const type = eventTypeOf(path, context.method)
+  const before = type && context.method === 'patch' && context.id !== null && context.id !== undefined ? await storedRecord(trx, context) : undefined
+  await next()
+  let enqueued = 0
+  if (type) enqueued += await enqueueEvents(trx, type, await changedRecords(context, before, represent))
+  if (context.params.batchEvents) enqueued += await enqueueBatchEvents(trx, context, path)
+  if (enqueued) context.app.get('outbox').kickAfterCommit(trx)
+  await storeAnswerOfCall(trx, context)
+}
+
+/**
+ * The events of a batch custom method, one per record like single writes, in the order of its
+ * answer: consecutive records with the same event are enqueued together.
+ */
+async function enqueueBatchEvents(trx: Knex.Transaction, context: HookContext, path: string) {
+  const events = context.params.batchEvents!
+  const result = (context.dispatch ?? context.result) as any
+  const records: Record<string, any>[] = Array.isArray(result) ? result : result?.data ?? []
+  let enqueued = 0
+  for (let start = 0; start < records.length; ) {
+    let end = start + 1
+    while (end < records.length && events[end] === events[start]) end += 1
+    const type = eventTypeOf(path, METHOD_OF_EVENT[events[start] as keyof typeof METHOD_OF_EVENT])
+    if (type) enqueued += await enqueueEvents(trx, type, records.slice(start, end).map((object) => ({ object })))
+    start = end
+  }
+  return enqueued
+}
+
+/** The organizations the call may touch: the caller's, or the one a system call names (null: unknown). */
+function organizationsOf(context: HookContext): number[] | null {
+  const { caller } = context.params
+  if (caller) return accessibleOrganizations(caller)
+  const named = (context.data as any)?.organization_id ?? context.params.query?.organization_id
+  return typeof named === 'number' ? [named] : null
+}
+
+/** The stored row a patch is about to change (any organization: it is only used if the patch succeeds, in the caller's). */
+async function storedRecord(trx: Knex.Transaction, context: HookContext) {
+  return (context.self as any)._get(context.id, { transaction: { trx }, query: {} }).catch(() => undefined) as Promise<Record<string, any> | undefined>
+}
+
+/** The records the call answered with, as the API returns them, with the old values of what a patch changed. */
+async function changedRecords(context: HookContext, before: Record<string, any> | undefined, represent: Represent): Promise<ChangedRecord[]> {
+  const sent = context.dispatch ?? context.result
+  const objects: Record<string, any>[] = (Array.isArray(sent) ? sent : [sent]).filter((record) => record && typeof record === 'object')
+  if (!before) return objects.map((object) => ({ object }))
+  const old = await represent(before, context)
+  return objects.map((object) => ({ object, previous: object.id === before.id ? previousAttributes(old, object) : undefined }))
+}

@@ -1,0 +1,68 @@
+import { Type } from '@feathersjs/typebox'
+import type { Params } from '@feathersjs/feathers'
+import { RecordId } from '../schemas.js'
+import { fieldError } from '../hooks/errors.js'
+import { ASSISTANT_TOOLS, withoutId } from '../services/ai-assistant-tools/tools.js'
+import type { AssistantTool } from '../services/ai-assistant-tools/tools.js'
+import { activityDataSchema } from '../services/activities/activities.schema.js'
+import { contactDataSchema, contactSearchSchema } from '../services/contacts/contacts.schema.js'
+import { dealQuerySchema } from '../services/deals/deals.schema.js'
+import { messageSendSchema } from '../services/conversation-messages/conversation-messages.schema.js'
+import { sendPathOf } from '../services/conversation-messages/conversation-messages.shared.js'
+
+/**
+ * A follow-up call a tool makes within the same tool call: already authenticated and already
+ * counted against the rate limit (the first call of the tool counted it).
+ */
+const onBehalf = (params: Params): Params => ({ ...params, authenticated: true, authenticatedBeforeBody: false })
+
+const { organization_id: _organization, conversation_id: _conversation, ...sendFields } = messageSendSchema.properties
+
+/** The CRM tools of the MCP server, beside the reservation tools of AI assistants (same shape, same rules). */
+export const CRM_TOOLS: Record<string, AssistantTool> = {
+  search_contacts: {
+    description: "Search contacts by name, e-mail or phone (searchIn: 'name', 'email' or 'phone'; phone needs phone_country_code and phone_country_iso).",
+    endpoint: 'POST /contacts (X-Service-Method: search)',
+    arguments: withoutId(contactSearchSchema),
+    run: (app, args, params) => app.service('contacts').search(args as any, params)
+  },
+  get_contact: {
+    description: 'One contact by id.',
+    endpoint: 'GET /contacts/:id',
+    arguments: Type.Object({ id: RecordId }, { additionalProperties: false }),
+    run: (app, { id }, params) => app.service('contacts').get(id, params)
+  },
+  create_contact: {
+    description: 'Create a contact (first_name is required; custom field values go in custom_fields_by_name).',
+    endpoint: 'POST /contacts',
+    arguments: withoutId(contactDataSchema),
+    run: (app, args, params) => app.service('contacts').create(args as any, params)
+  },
+  find_deals: {
+    description: 'List deals (filters: pipeline_id, pipeline_stage_id, status, contact_id, company_id, owned_by_user_id, value {$gte, $lte}, $sort, $limit).',
+    endpoint: 'GET /deals',
+    arguments: withoutId(dealQuerySchema),
+    run: (app, args, params) => app.service('deals').find({ ...params, query: args })
+  },
+  create_activity: {
+    description: 'Create an activity (a call, meeting, task, ...) linked to a contact, company or deal.',
+    endpoint: 'POST /activities',
+    arguments: withoutId(activityDataSchema),
+    run: (app, args, params) => app.service('activities').create(args as any, params)
+  },
+  send_conversation_message: {
+    description: "Send a message in a conversation, on the conversation's own channel (direction 'note' adds an internal note instead).",
+    endpoint: 'POST /conversation-messages-transform-outgoing-{channel} (or /conversation-messages-{channel} for sms and playground)',
+    arguments: Type.Object({ conversation_id: RecordId, ...sendFields }, { additionalProperties: false }),
+    run: async (app, args, params) => {
+      const conversation = await app.service('conversations').get(args.conversation_id, { ...params }).catch((error: any) => {
+        if (error?.code === 404) throw fieldError('conversation_id', 'must be a conversation of this organization')
+        throw error
+      })
+      return (app.service(sendPathOf(conversation.channel) as any) as any).create(args, onBehalf(params))
+    }
+  }
+}
+
+/** Every tool the MCP server offers: the assistant reservation tools, then the CRM tools. */
+export const MCP_TOOLS: Record<string, AssistantTool> = { ...ASSISTANT_TOOLS, ...CRM_TOOLS }

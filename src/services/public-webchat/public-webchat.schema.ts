@@ -1,0 +1,59 @@
+import { Type, getValidator } from '@feathersjs/typebox'
+import type { Static } from '@feathersjs/typebox'
+import { dataValidator, queryValidator } from '../../validators.js'
+import { Nullable, RecordId, Timestamp } from '../../schemas.js'
+
+export const webchatSessionDataSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 320, description: 'matches an existing contact of the organization' }))
+  },
+  { $id: 'WebchatSessionData', additionalProperties: false }
+)
+export type WebchatSessionData = Static<typeof webchatSessionDataSchema>
+export const webchatSessionDataValidator = getValidator(webchatSessionDataSchema, dataValidator)
+
+export const webchatSessionSchema = Type.Object(
+  {
+    visitor_token: Type.String({ description: 'send it as X-Visitor-Token (REST) or auth.visitorToken (Socket.io); keep it in the browser' }),
+    conversation_id: RecordId,
+    title: Nullable(Type.String()),
+    welcome_message: Nullable(Type.String())
+  },
+  { $id: 'WebchatSession', additionalProperties: false }
+)
+
+export const webchatMessageDataSchema = Type.Object(
+  { content: Type.String({ minLength: 1, maxLength: 5000, pattern: '\\S' }) },
+  { $id: 'WebchatMessageData', additionalProperties: false }
+)
+export type WebchatMessageData = Static<typeof webchatMessageDataSchema>
+export const webchatMessageDataValidator = getValidator(webchatMessageDataSchema, dataValidator)
+
+export const webchatMessageQuerySchema = Type.Object(
+  {
+    created_at: Type.Optional(Type.Object({ $gt: Timestamp }, { additionalProperties: false })),
+    $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 50 }))
+  },
+  { $id: 'WebchatMessageQuery', additionalProperties: false }
+)
+export type WebchatMessageQuery = Static<typeof webchatMessageQuerySchema>
+export const webchatMessageQueryValidator = getValidator(webchatMessageQuerySchema, queryValidator)
+
+/** A message as the visitor sees it: no notes, no internal fields. */
+export const webchatMessageSchema = Type.Object(
+  {
+    id: RecordId,
+    conversation_id: RecordId,
+    direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')], { description: "'inbound': the visitor's; 'outbound': the team's" }),
+    sender_type: Type.String(),
+    content: Type.String(),
+    content_type: Type.String(),
+    files: Type.Array(Type.Object({ file_name: Type.String(), file_type: Type.String(), url: Type.String() })),
+    created_at: Timestamp
+  },
+  { $id: 'WebchatMessage', additionalProperties: false }
+)
+export type WebchatMessage = Static<typeof webchatMessageSchema>
+
+export const webchatMessageListSchema = Type.Object({ data: Type.Array(webchatMessageSchema) }, { $id: 'WebchatMessageList', additionalProperties: false })

@@ -1,0 +1,69 @@
+import { hooks as schemaHooks } from '@feathersjs/schema'
+import type { Application } from '../../declarations.js'
+import { limitPerAddress } from '../../rate-limit/per-address.js'
+import { WebchatMessageService, WebchatSessionService } from './public-webchat.class.js'
+import {
+  webchatMessageDataSchema, webchatMessageDataValidator, webchatMessageListSchema, webchatMessageQuerySchema, webchatMessageQueryValidator,
+  webchatMessageSchema, webchatSessionDataSchema, webchatSessionDataValidator, webchatSessionSchema
+} from './public-webchat.schema.js'
+
+export * from './public-webchat.class.js'
+export * from './public-webchat.schema.js'
+
+export const webchatSessionPath = 'public/webchat/:widgetToken/sessions'
+export const webchatMessagePath = 'public/webchat/messages'
+
+const json = (schema: unknown) => ({ content: { 'application/json': { schema: JSON.parse(JSON.stringify(schema)) } } })
+const tooMany = { 429: { description: 'Too many requests from this address' } }
+const visitorToken = { name: 'X-Visitor-Token', in: 'header', required: true, schema: { type: 'string' } }
+const operation = (summary: string, body: Record<string, unknown>) => ({ tags: ['public web chat'], summary, security: [], ...body })
+
+const PATHS = {
+  '/public/webchat/{widgetToken}/sessions': {
+    post: operation('A site visitor opens the chat: a contact (matched by e-mail or created) and a web-chat conversation', {
+      parameters: [{ name: 'widgetToken', in: 'path', required: true, schema: { type: 'string' } }, { name: 'Origin', in: 'header', required: false, schema: { type: 'string' } }],
+      requestBody: json(webchatSessionDataSchema),
+      responses: {
+        201: { description: 'The visitor token and the conversation', ...json(webchatSessionSchema) },
+        400: { description: 'Invalid body' }, 403: { description: "The page's Origin is not one of the widget's allowed_origins" },
+        404: { description: 'No active widget with this token' }, ...tooMany
+      }
+    })
+  },
+  '/public/webchat/messages': {
+    get: operation("The visitor's conversation, oldest first, without notes", {
+      parameters: [visitorToken,
+        { name: 'created_at[$gt]', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'only messages after this time' },
+        { name: '$limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 50, default: 50 } }],
+      responses: { 200: { description: 'The messages', ...json(webchatMessageListSchema) }, 401: { description: 'Missing or unknown visitor token' }, ...tooMany }
+    }),
+    post: operation('The visitor writes', {
+      parameters: [visitorToken],
+      requestBody: json(webchatMessageDataSchema),
+      responses: {
+        201: { description: 'The stored message', ...json(webchatMessageSchema) }, 400: { description: 'Invalid body' },
+        401: { description: 'Missing or unknown visitor token' }, 403: { description: 'The conversation is blocked or deleted' }, ...tooMany
+      }
+    })
+  }
+}
+
+/** The site widget's public API: no credentials but the widget and visitor tokens, rate limited per address. */
+export const publicWebchat = (app: Application) => {
+  const koa = { before: [limitPerAddress(app)] }
+  app.use(webchatSessionPath, new WebchatSessionService(app), {
+    methods: ['create'], events: [], koa, docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
+  } as any)
+  app.use(webchatMessagePath, new WebchatMessageService(app), { methods: ['find', 'create'], events: [], koa } as any)
+  app.service(webchatSessionPath).hooks({ before: { create: [schemaHooks.validateData(webchatSessionDataValidator)] } })
+  app.service(webchatMessagePath).hooks({
+    before: { find: [schemaHooks.validateQuery(webchatMessageQueryValidator)], create: [schemaHooks.validateData(webchatMessageDataValidator)] }
+  })
+}
+
+declare module '../../declarations.js' {
+  interface ServiceTypes {
+    [webchatSessionPath]: WebchatSessionService
+    [webchatMessagePath]: WebchatMessageService
+  }
+}

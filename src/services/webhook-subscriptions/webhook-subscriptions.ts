@@ -1,0 +1,65 @@
+import type { Application, HookContext } from '../../declarations.js'
+import { fieldError } from '../../hooks/errors.js'
+import { customMethodId } from '../../hooks/custom-method-id.js'
+import { webhookDeliveries } from '../../webhooks/delivery.js'
+import { tenantResource } from '../tenant-resource.js'
+import { WebhookSubscriptionService, getOptions } from './webhook-subscriptions.class.js'
+import {
+  webhookSubscriptionDataResolver, webhookSubscriptionDataSchema, webhookSubscriptionDataValidator, webhookSubscriptionExternalResolver,
+  webhookSubscriptionPatchResolver, webhookSubscriptionPatchSchema, webhookSubscriptionPatchValidator, webhookSubscriptionQuerySchema,
+  webhookSubscriptionQueryValidator, webhookSubscriptionRotateSchema, webhookSubscriptionRotateValidator, webhookSubscriptionSchema
+} from './webhook-subscriptions.schema.js'
+import { webhookSubscriptionMethods, webhookSubscriptionPath } from './webhook-subscriptions.shared.js'
+
+export * from './webhook-subscriptions.class.js'
+export * from './webhook-subscriptions.schema.js'
+
+/** https:// only in production; http:// too elsewhere (a receiver on a developer's machine). */
+const checkUrl = async (context: HookContext) => {
+  const { url } = context.data as { url?: string }
+  if (url === undefined) return context
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw fieldError('url', 'must be a URL like https://example.com/webhooks')
+  }
+  if (process.env.NODE_ENV === 'production' && parsed.protocol !== 'https:') throw fieldError('url', 'must be an https:// URL')
+  if (parsed.username || parsed.password) throw fieldError('url', 'must not carry a user name or password')
+  return context
+}
+
+export const webhookSubscription = (app: Application) => {
+  app.configure(webhookDeliveries)
+  tenantResource(app, {
+    path: webhookSubscriptionPath,
+    service: new WebhookSubscriptionService(getOptions(app)),
+    methods: webhookSubscriptionMethods,
+    description:
+      'Webhook subscriptions of an organization (owners and admins): the events posted to a URL, signed as Standard Webhooks ' +
+      'say. The secret is returned by create and by rotate-secret only. See docs/integrations.md.',
+    schemas: { result: webhookSubscriptionSchema, data: webhookSubscriptionDataSchema, patch: webhookSubscriptionPatchSchema, query: webhookSubscriptionQuerySchema },
+    validators: { query: webhookSubscriptionQueryValidator, data: webhookSubscriptionDataValidator, patch: webhookSubscriptionPatchValidator },
+    resolvers: { external: webhookSubscriptionExternalResolver, data: webhookSubscriptionDataResolver, patch: webhookSubscriptionPatchResolver },
+    roles: { all: ['owner', 'admin'] },
+    rules: { create: [checkUrl], patch: [checkUrl] },
+    custom: {
+      'rotate-secret': {
+        data: webhookSubscriptionRotateValidator,
+        docs: {
+          byId: true,
+          data: webhookSubscriptionRotateSchema,
+          result: webhookSubscriptionSchema,
+          description: 'POST /webhook-subscriptions/{id}: a new signing secret, returned in this answer only; the old secret stops signing at once.'
+        }
+      }
+    },
+    koa: { before: [customMethodId] }
+  })
+}
+
+declare module '../../declarations.js' {
+  interface ServiceTypes {
+    [webhookSubscriptionPath]: WebhookSubscriptionService
+  }
+}
