@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module'
 import querystring from 'node:querystring'
-import twilio from 'twilio'
 import { callProvider } from './http.js'
 import type { ChannelAdapter, ContentType, InboundEvent, ProviderStatus } from './types.js'
 import { mediaKind } from './meta.js'
@@ -11,13 +11,18 @@ const formOf = (raw: Buffer) => querystring.parse(raw.toString('utf8')) as Recor
 const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
 
 /** Twilio Programmable Messaging: form-encoded webhooks signed with X-Twilio-Signature, POST .../Messages.json. */
+// The twilio package (~22 MB of resident memory) loads with the first Twilio webhook, not with the application.
+const require = createRequire(import.meta.url)
+let twilioPackage: typeof import('twilio') | undefined
+const twilio = () => (twilioPackage ??= require('twilio') as typeof import('twilio'))
+
 export const twilioSms: ChannelAdapter = {
   /** The twilio package's validation: HMAC-SHA1 over the configured URL and the sorted form parameters, with the auth token. */
   verify(request, account) {
     const signature = one(request.headers['x-twilio-signature'])
     const token = account.credentials?.auth_token
     if (!signature || !token) return false
-    return twilio.validateRequest(token, signature, request.url, formOf(request.rawBody))
+    return twilio().validateRequest(token, signature, request.url, formOf(request.rawBody))
   },
 
   parse(request) {
