@@ -11,6 +11,26 @@ export type Represent = (record: Record<string, any>, context: HookContext) => P
 
 const READS = new Set(['find', 'get'])
 
+/** A change a call makes besides its own records' (a conversation a message moves, a contact a booking creates, rows of a bulk update). */
+export interface AlsoChanged {
+  /** The service path of the changed record's resource. */
+  path: string
+  method: 'create' | 'patch' | 'remove'
+  /** The stored row. */
+  record: Record<string, any>
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** Changes the method made besides its answer's records; each becomes the event of its resource (writeTransaction). */
+    alsoChanged?: AlsoChanged[]
+  }
+}
+
+// Each tenant resource's representation (its result and external resolvers), for the events of
+// records another service's call changed.
+const representations = new Map<string, Represent>()
+
 /**
  * The transaction of a tenant resource's write, when the write has company: the webhook events
  * it causes and the answer stored for its Idempotency-Key are written in the same transaction as
@@ -22,9 +42,14 @@ const READS = new Set(['find', 'get'])
  * active subscription wants the event; every other write runs as before. Its Feathers events
  * wait for the commit (deferred events).
  */
-export const writeTransaction = (path: string, represent: Represent) => async (context: HookContext, next: NextFunction) => {
+export const writeTransaction = (path: string, represent: Represent, alsoChanges: string[] = []) => {
+  representations.set(path, represent)
+  return writeTransactionHook(path, represent, alsoChanges)
+}
+
+const writeTransactionHook = (path: string, represent: Represent, alsoChanges: string[]) => async (context: HookContext, next: NextFunction) => {
   if (READS.has(context.method)) return next()
-  const types = eventTypesOf(path, context.method)
+  const types = [...eventTypesOf(path, context.method), ...alsoChanges]
   const outer: Knex.Transaction | undefined = context.params.transaction?.trx
   if (outer) return runInside(outer, context, next, path, represent)
   const knex = context.app.get('knex')
@@ -59,10 +84,17 @@ async function anySubscribers(knex: Knex, types: string[], organizations: number
 async function runInside(trx: Knex.Transaction, context: HookContext, next: NextFunction, path: string, represent: Represent) {
   const type = eventTypeOf(path, context.method)
   const before = type && context.method === 'patch' && context.id !== null && context.id !== undefined ? await storedRecord(trx, context) : undefined
+  // Shared by reference: calls inside this one (with params copied) add to the same list.
+  const alsoChanged: AlsoChanged[] = (context.params.alsoChanged ??= [])
   await next()
   let enqueued = 0
   if (type) enqueued += await enqueueEvents(trx, type, await changedRecords(context, before, represent))
   if (context.params.batchEvents) enqueued += await enqueueBatchEvents(trx, context, path)
+  for (const change of alsoChanged.splice(0)) {
+    const changedType = eventTypeOf(change.path, change.method)
+    const representation = representations.get(change.path)
+    if (changedType && representation) enqueued += await enqueueEvents(trx, changedType, [{ object: await representation(change.record, context) }])
+  }
   if (enqueued) context.app.get('outbox').kickAfterCommit(trx)
   await storeAnswerOfCall(trx, context)
 }

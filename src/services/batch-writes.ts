@@ -260,7 +260,7 @@ export function batchHooks(chains: WriteChains, validators: ReturnType<typeof ba
       checkSize(records.length)
       refuseRepeatedIds(records.map((record) => record.id))
       await countRecords(context, organizationId, records.length)
-      const stored = await (context.service as any).liveRows(organizationId, records.map((record) => record.id))
+      const stored = await (context.service as any).liveRows(organizationId, records.map((record) => record.id), context.params)
       const changes = records.map(({ id: _id, ...change }) => change)
       const { rows } = await prepareRecords(context, chains, 'patch', changes, organizationId, stored)
       context.data = { organization_id: organizationId, records: rows.map((changes, index) => ({ id: records[index].id, changes })) }

@@ -100,6 +100,8 @@ export interface TenantResourceOptions {
    * batch-delete custom methods (list BATCH_METHODS among the methods), with the keys upsert matches by.
    */
   batch?: BatchDeclaration
+  /** Event types of other resources this one's writes also cause (params.alsoChanged), e.g. a message moving its conversation. */
+  alsoChanges?: string[]
   docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }
@@ -433,7 +435,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   }
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
-  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external))
+  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), options.alsoChanges)
   app.service(path).hooks({
     around: {
       all: [authenticationFor(options), selectFields, ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]

@@ -130,7 +130,7 @@ describe('channel accounts', () => {
     for (const channel of ['whatsapp', 'messenger', 'instagram']) expect(Object.keys(paths[`/webhooks/${channel}/{key}`]).sort()).toEqual(['get', 'post'])
     expect(paths['/webhooks/sms/{key}'].post).toBeDefined()
     expect(paths['/webhooks/sms/{key}/status'].post).toBeDefined()
-    expect(paths['/public/webchat/{widget_token}/sessions'].post).toBeDefined()
+    expect(paths['/public/webchat/{widgetToken}/sessions'].post).toBeDefined()
     expect(Object.keys(paths['/public/webchat/messages']).sort()).toEqual(['get', 'post'])
   })
 

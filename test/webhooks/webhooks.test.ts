@@ -318,8 +318,10 @@ describe('outbound webhooks', () => {
       const types = [...events.values()].map((event) => event.type)
       expect(types).toEqual([
         'companies.created', 'contacts.created', 'activities.created',
-        'conversations.created', 'conversation-messages.created', 'invitations.created'
+        'conversations.created', 'conversation-messages.created', 'conversations.updated', 'invitations.created'
       ])
+      const moved = [...events.values()].find((event) => event.type === 'conversations.updated')
+      expect(moved.data.object).toMatchObject({ contact_id: contact.id, last_message_preview: 'Hello' })
       const invited = [...events.values()].find((event) => event.type === 'invitations.created')
       expect(invited.data.object).not.toHaveProperty('token_hash')
     })
@@ -338,6 +340,34 @@ describe('outbound webhooks', () => {
       const [reservation] = await t.db('reservations').where({ organization_id: acme.organization.id, service_id: service.id })
       expect(events[0].data.object).toMatchObject({ id: reservation.id, service_id: service.id, source: 'booking_link' })
       expect(await t.db('webhook_deliveries').where({ subscription_id: subscription.id }).count({ n: '*' }).then((rows) => Number(rows[0].n))).toBe(1)
+    })
+
+    it("when a public booking creates the visitor's contact, then contacts.created is sent with the reservation's event; a returning visitor's booking sends none", async () => {
+      const { service, slug } = await bookableLink(t, acme, `hooks-contact-${acme.organization.id}`)
+      const subscription = await subscribe(acme, { events: ['contacts.created', 'reservations.created'] })
+      const email = `visitor-${crypto.randomUUID().slice(0, 8)}@example.test`
+      const book = (day: number) => t.http().post(`/public/booking-links/${slug}/reservations`)
+        .send({ service_id: service.id, start_datetime: at(inDays(day), '11:00'), contact: { first_name: 'Lea', email } })
+      expect((await book(6)).status).toBe(201)
+      expect((await book(7)).status).toBe(201)
+      await drain()
+      const events = [...new Map(receiver.received.map((request) => [request.headers['webhook-id'], verify(subscription.secret, request)])).values()]
+      expect(events.map((event) => event.type)).toEqual(['reservations.created', 'contacts.created', 'reservations.created'])
+      expect(events[1].data.object).toMatchObject({ first_name: 'Lea', email, organization_id: acme.organization.id })
+      expect(events[0].data.object.contact_id).toBe(events[1].data.object.id)
+    })
+
+    it('when activities are completed in bulk (PATCH /activities), then each one changed is an activities.updated event', async () => {
+      const first = await created(t, acme, '/activities', { subject: 'Bulk one', activity_type: 'call' })
+      const second = await created(t, acme, '/activities', { subject: 'Bulk two', activity_type: 'call' })
+      const subscription = await subscribe(acme, { events: ['activities.updated'] })
+      const res = await t.http().patch('/activities').set(acme.key).send({ ids: [first.id, second.id], done: true })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      await drain()
+      const events = [...new Map(receiver.received.map((request) => [request.headers['webhook-id'], verify(subscription.secret, request)])).values()]
+      expect(events.map((event) => [event.type, event.data.object.id, event.data.object.done]).sort((a, b) => a[1] - b[1])).toEqual([
+        ['activities.updated', first.id, true], ['activities.updated', second.id, true]
+      ])
     })
 
     it('when a create is replayed with its Idempotency-Key, then no second event is sent', async () => {

@@ -76,7 +76,9 @@ export class ActivityService extends RecordService<Activity, ActivityData, Activ
     const scoped = { ...params, query: { ...params.query, id: { $in: ids } } } as ActivityParams
     const rows: Array<{ id: number }> = await this.scopedWrite(null, scoped)
       .update({ done, updated_at: this.knex.fn.now() })
-      .returning('id')
+      .returning('*')
+    // Each activity changed is an activities.updated event (webhooks).
+    params.alsoChanged?.push(...rows.map((record) => ({ path: 'activities', method: 'patch' as const, record })))
     const updated = rows.map((row) => row.id).sort((a, b) => a - b)
     return { updated: updated.length, ids: updated }
   }

@@ -150,7 +150,7 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
   async merge(data: ContactMerge, params: ContactParams = {}) {
     if (data.duplicate_ids.includes(data.primary_id)) throw fieldError('duplicate_ids', 'must not contain primary_id')
     const organizationId = data.organization_id!
-    const effects = await this.knex.transaction(async (trx) => {
+    const effects = await this.dbOf(params).transaction(async (trx) => {
       const ids = [data.primary_id, ...data.duplicate_ids]
       const locked: Record<string, any>[] = await trx('contacts')
         .where('organization_id', organizationId).whereIn('id', ids).whereNull('deleted_at')

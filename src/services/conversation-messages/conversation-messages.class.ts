@@ -89,6 +89,8 @@ export class ConversationMessageService extends RecordService<ConversationMessag
     if (!conversation) {
       throw new BadRequest('Validation failed', { errors: { conversation_id: 'is no longer open to messages (deleted or blocked)' } })
     }
+    // The conversation moved (last message, unread count): a conversations.updated event (webhooks).
+    params.alsoChanged?.push({ path: 'conversations', method: 'patch', record: conversation })
     const status = deliveryStatus(this.channel, message.direction)
     const [row] = await trx(this.table)
       .insert({

@@ -189,7 +189,8 @@ export const conversationMessages = (app: Application) => {
       resolvers: { data: messageDataResolver },
       references: { contact_id: { table: 'contacts' } },
       rules: { create: sendRules },
-      after: { create: [deferEvent], remove: [deferEvent] }
+      after: { create: [deferEvent], remove: [deferEvent] },
+      alsoChanges: ['conversations.updated']
     })
   }
   for (const channel of OUTGOING_CHANNELS) {

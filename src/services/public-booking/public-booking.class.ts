@@ -90,7 +90,7 @@ export class PublicBookingService {
     offeredService(link, data.service_id)
     const manageToken = crypto.randomBytes(24).toString('base64url')
     const reservation = await this.app.get('knex').transaction(async (trx) => {
-      const contactId = await contactFor(trx, link.organization_id, data.contact)
+      const { id: contactId, created } = await contactFor(trx, link.organization_id, data.contact)
       return this.app.service('reservations').create(
         {
           organization_id: link.organization_id,
@@ -102,7 +102,9 @@ export class PublicBookingService {
           custom_fields_by_key: data.custom_fields_by_key
         },
         {
-          system: true, transaction: { trx, starting: false }, reservationSource: 'booking_link', bookingLinkId: link.id, manageTokenHash: hashToken(manageToken)
+          system: true, transaction: { trx, starting: false }, reservationSource: 'booking_link', bookingLinkId: link.id, manageTokenHash: hashToken(manageToken),
+          // A new visitor's contact is a contacts.created event like any other (webhooks).
+          alsoChanged: created ? [{ path: 'contacts', method: 'create', record: created }] : []
         }
       )
     })
@@ -115,13 +117,15 @@ export class PublicBookingService {
  * transaction. A transaction-scoped advisory lock on (organization, e-mail) makes two
  * simultaneous first bookings create one contact.
  */
-async function contactFor(trx: Knex.Transaction, organizationId: number, contact: PublicBookingData['contact']): Promise<number> {
+async function contactFor(
+  trx: Knex.Transaction, organizationId: number, contact: PublicBookingData['contact']
+): Promise<{ id: number; created?: Record<string, any> }> {
   const email = contact.email.trim()
   await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(lower(?)))', [organizationId, email])
   const existing = await trx('contacts').select('id')
     .where('organization_id', organizationId).whereRaw('lower(email) = lower(?)', [email]).whereNull('deleted_at')
     .orderBy('id').first()
-  if (existing) return existing.id as number
+  if (existing) return { id: existing.id as number }
   const [row] = await trx('contacts').insert({
     organization_id: organizationId,
     first_name: contact.first_name,
@@ -131,8 +135,8 @@ async function contactFor(trx: Knex.Transaction, organizationId: number, contact
     phone_country_code: contact.phone_country_code ?? null,
     phone_country_iso: contact.phone_country_iso?.toUpperCase() ?? null,
     phone_normalized: normalizePhone(contact.phone, contact.phone_country_code)
-  }).returning('id')
-  return row.id as number
+  }).returning('*')
+  return { id: row.id as number, created: row }
 }
 
 /** POST /public/reservations/:token/cancel — the person who booked cancels (cancelled_by 'contact'). */
