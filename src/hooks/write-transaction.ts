@@ -42,14 +42,14 @@ const representations = new Map<string, Represent>()
  * active subscription wants the event; every other write runs as before. Its Feathers events
  * wait for the commit (deferred events).
  */
-export const writeTransaction = (path: string, represent: Represent, alsoChanges: string[] = []) => {
+export const writeTransaction = (path: string, represent: Represent, alsoChanges: Record<string, string[]> = {}) => {
   representations.set(path, represent)
   return writeTransactionHook(path, represent, alsoChanges)
 }
 
-const writeTransactionHook = (path: string, represent: Represent, alsoChanges: string[]) => async (context: HookContext, next: NextFunction) => {
+const writeTransactionHook = (path: string, represent: Represent, alsoChanges: Record<string, string[]>) => async (context: HookContext, next: NextFunction) => {
   if (READS.has(context.method)) return next()
-  const types = [...eventTypesOf(path, context.method), ...alsoChanges]
+  const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
   const outer: Knex.Transaction | undefined = context.params.transaction?.trx
   if (outer) return runInside(outer, context, next, path, represent)
   const knex = context.app.get('knex')

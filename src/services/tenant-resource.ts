@@ -100,8 +100,8 @@ export interface TenantResourceOptions {
    * batch-delete custom methods (list BATCH_METHODS among the methods), with the keys upsert matches by.
    */
   batch?: BatchDeclaration
-  /** Event types of other resources this one's writes also cause (params.alsoChanged), e.g. a message moving its conversation. */
-  alsoChanges?: string[]
+  /** Per method, the event types of records besides its answer's that it also changes (params.alsoChanged), e.g. a message moving its conversation. */
+  alsoChanges?: Record<string, string[]>
   docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
   koa?: { before: Middleware[] }
 }

@@ -170,6 +170,12 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       return { merged, removed, moved }
     })
     params.mergeEffects = effects
+    // Each record the merge changed is an event of its resource (webhooks).
+    params.alsoChanged?.push(
+      ...effects.removed.map((record: Record<string, any>) => ({ path: 'contacts', method: 'remove' as const, record })),
+      { path: 'contacts', method: 'patch', record: effects.merged },
+      ...CONTACT_REFERENCES.flatMap((path) => effects.moved[path].map((record: Record<string, any>) => ({ path, method: 'patch' as const, record })))
+    )
     return effects.merged as Contact
   }
 

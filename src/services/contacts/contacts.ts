@@ -65,6 +65,7 @@ export const contact = (app: Application) =>
     resolvers: { result: [contactResolver], external: contactExternalResolver, data: contactDataResolver, patch: contactPatchResolver },
     references: { company_id: { table: 'companies' }, owned_by_user_id: { table: 'member' } },
     customFields: { entity: 'contact', by: 'name' },
+    alsoChanges: { merge: ['contacts.updated', 'contacts.deleted', 'deals.updated', 'activities.updated', 'conversations.updated', 'reservations.updated'] },
     joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
     rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
     batch: {

@@ -190,7 +190,7 @@ export const conversationMessages = (app: Application) => {
       references: { contact_id: { table: 'contacts' } },
       rules: { create: sendRules },
       after: { create: [deferEvent], remove: [deferEvent] },
-      alsoChanges: ['conversations.updated']
+      alsoChanges: { create: ['conversations.updated'] }
     })
   }
   for (const channel of OUTGOING_CHANNELS) {
