@@ -168,6 +168,11 @@ async function prepareDatabase(adminUrl: string, name: string) {
     const [, applied] = await migrate(db, path.join(serviceDir, 'migrations'))
     if (applied.length) log(`Migrated: ${applied.join(', ')}`)
     const seeded = (await db.raw(`SELECT to_regclass('bench_seed') IS NOT NULL AS present`)).rows[0].present
+    if (applied.length && seeded) {
+      // Rows a migration wrote into a seeded database get their statistics and visibility map,
+      // as autovacuum would give them before long.
+      await db.raw('VACUUM (ANALYZE)')
+    }
     if (!seeded) {
       log(`Seeding at scale ${scale}`)
       const summary = await seed(db, scale, log)

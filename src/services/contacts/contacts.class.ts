@@ -31,6 +31,12 @@ declare module '@feathersjs/feathers' {
   }
 }
 
+/**
+ * Terms contact_name_grams answers: 3 or 4 printable ASCII characters, whose folded form
+ * (search_fold: unaccent, then lower) is their lower case, of the length of a stored gram.
+ */
+const SHORT_ASCII_TERM = /^[\x20-\x7e]{3,4}$/
+
 /** The value duplicates share, per mode: the expressions search compares, so search and duplicates agree. */
 const DUPLICATE_VALUES = {
   email: 'lower(email)',
@@ -96,6 +102,9 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
     const query = this.knex('contacts').where('organization_id', data.organization_id!).whereNull('deleted_at')
     const term = data.searchTerm.trim().replace(/\s+/g, ' ')
     let order: string[]
+    if (data.searchIn === 'name' && SHORT_ASCII_TERM.test(term)) {
+      return this.nameGramPage(data, term.toLowerCase())
+    }
     if (data.searchIn === 'name') {
       // search_name is the stored, folded "first last" (migration 20261121000310), indexed by trigram.
       query.whereRaw('search_name LIKE search_fold(?)', [containsPattern(term)])
@@ -109,6 +118,34 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       order = ['phone_normalized']
     }
     return this.searchPage(query, order, data)
+  }
+
+  /**
+   * A name search for a term of 3 or 4 characters: its matches are exactly the entries of
+   * contact_name_grams for (organization, term) (migration 20261123001500), already in the
+   * search's (first_name, last_name, id) order. The page and the exact total are index-only
+   * scans of that range, in one statement; the page's contacts are read by primary key.
+   */
+  private async nameGramPage(page: ContactSearch, gram: string) {
+    const limit = page.$limit ?? 10
+    const skip = page.$skip ?? 0
+    const organizationId = page.organization_id!
+    const { rows } = await this.knex.raw(
+      `SELECT c.*, t.total AS search_total
+       FROM (SELECT count(*) AS total FROM contact_name_grams WHERE organization_id = ? AND gram = ?) AS t
+       LEFT JOIN LATERAL (
+         SELECT contact_id, first_name, last_name FROM contact_name_grams
+         WHERE organization_id = ? AND gram = ?
+         ORDER BY first_name, last_name, contact_id LIMIT ? OFFSET ?
+       ) AS p ON true
+       LEFT JOIN contacts AS c ON c.organization_id = ? AND c.id = p.contact_id AND c.deleted_at IS NULL
+       ORDER BY p.first_name, p.last_name, p.contact_id`,
+      [organizationId, gram, organizationId, gram, limit, skip, organizationId]
+    )
+    const total = Number(rows[0]?.search_total ?? 0)
+    const data = rows.filter((row: Record<string, any>) => row.id != null)
+    for (const row of data) delete row.search_total
+    return { total, limit, skip, data: data as Contact[] }
   }
 
   /**

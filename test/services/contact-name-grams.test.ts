@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
+import type { Tenant } from '../helpers/fixtures.js'
+
+/**
+ * Name search for 3-4 character terms reads contact_name_grams (migration 20261123001500). These
+ * tests hold it to the meaning of the search: for every such term, the same page, order and
+ * exact total as a partial match on the folded name, through creates, renames, soft and hard
+ * deletes; and the grams table itself equal to the grams recomputed from the live contacts.
+ */
+describe('contact name search on grams', () => {
+  let t: TestApp
+  let tenant: Tenant
+  let other: Tenant
+
+  const FIRST = ['Ada', 'Adam', 'Adèle', 'Kim', 'Turing', 'Grace', 'José', 'Åsa', 'Ida', 'Joan']
+  const LAST = ['Lovelace', 'Hopper', 'Kimura', 'Adams', 'Turi', null, 'Ångström', 'da Silva', 'Byron']
+  const TERMS = ['ada', 'adam', 'kim', 'turi', 'a lo', 'lace', 'ace', 'da s', 'jos', 'asa', 'ngst', 'zzz', 'a ad', 'n by', "o'b", '100%']
+
+  const search = (as: Tenant, body: Record<string, unknown>) =>
+    t.http().post('/contacts').set(as.key).set('X-Service-Method', 'search').send({ searchIn: 'name', ...body })
+
+  /** What the search means: live contacts whose folded "first last" contains the term, in (first, last, id) order. */
+  const expected = async (term: string) =>
+    (await t.db.raw(
+      `SELECT id FROM contacts WHERE organization_id = ? AND deleted_at IS NULL AND search_name LIKE '%' || ? || '%'
+       ORDER BY first_name, last_name, id`,
+      [tenant.organization.id, term.replace(/[\\%_]/g, (c) => `\\${c}`)]
+    )).rows.map((row: { id: number }) => row.id)
+
+  async function expectSearchesAgree() {
+    for (const term of TERMS) {
+      const want = await expected(term)
+      const all = await search(tenant, { searchTerm: term, $limit: 100 })
+      expect(all.status, JSON.stringify(all.body)).toBe(200)
+      expect({ term, total: all.body.total, ids: all.body.data.map((c: any) => c.id) }).toEqual({ term, total: want.length, ids: want })
+      const page = await search(tenant, { searchTerm: term.toUpperCase(), $limit: 2, $skip: 1 })
+      expect({ term, total: page.body.total, ids: page.body.data.map((c: any) => c.id) }).toEqual({ term, total: want.length, ids: want.slice(1, 3) })
+    }
+  }
+
+  /** contact_name_grams of the organization against the grams recomputed from its live contacts. */
+  async function expectGramsKept() {
+    const stored = await t.db.raw(
+      `SELECT gram, first_name, last_name, contact_id FROM contact_name_grams WHERE organization_id = ?
+       ORDER BY contact_id, gram`, [tenant.organization.id])
+    const recomputed = await t.db.raw(
+      `SELECT DISTINCT substr(c.search_name, i, n) AS gram, c.first_name, c.last_name, c.id AS contact_id
+       FROM contacts c, unnest('{3,4}'::int[]) AS n, generate_series(1, length(c.search_name) - n + 1) AS i
+       WHERE c.organization_id = ? AND c.deleted_at IS NULL ORDER BY contact_id, gram`, [tenant.organization.id])
+    expect(stored.rows.length).toBeGreaterThan(0)
+    expect(stored.rows).toEqual(recomputed.rows)
+  }
+
+  beforeAll(async () => {
+    t = await startApp()
+    tenant = await createTenant(t, 'Grams')
+    other = await createTenant(t, 'Other grams')
+    // One bulk create (a multi-row INSERT) and single creates, with repeated first names for the order's ties.
+    const people = FIRST.flatMap((first, i) => LAST.slice(0, 3 + (i % 6)).map((last) => ({ first_name: first, last_name: last })))
+    const bulk = await t.http().post('/contacts').set(tenant.key).send(people.slice(0, 30))
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(201)
+    for (const person of people.slice(30)) expect((await t.http().post('/contacts').set(tenant.key).send(person)).status).toBe(201)
+    await t.http().post('/contacts').set(tenant.key).send({ first_name: "O'Brien", last_name: '100% Byron' })
+    await t.http().post('/contacts').set(other.key).send([{ first_name: 'Ada', last_name: 'Lovelace' }, { first_name: 'Kim', last_name: 'Turi' }])
+  })
+  afterAll(async () => { await t.close() })
+
+  it('when contacts are created one by one and in bulk, then every 3-4 character term finds exactly the partial matches, in order, with the exact total', async () => {
+    await expectGramsKept()
+    await expectSearchesAgree()
+  })
+
+  it('when contacts are renamed (also by case only), soft-deleted, restored and hard-deleted, then the grams follow in the same transaction', async () => {
+    const { rows } = await t.db.raw('SELECT id FROM contacts WHERE organization_id = ? AND deleted_at IS NULL ORDER BY id', [tenant.organization.id])
+    const [renamed, recased, removed, restored, hardDeleted, lastNameOnly] = rows.map((row: { id: number }) => row.id)
+    expect((await t.http().patch(`/contacts/${renamed}`).set(tenant.key).send({ first_name: 'Turing', last_name: 'Kimball' })).status).toBe(200)
+    const before = (await t.http().get(`/contacts/${recased}`).set(tenant.key)).body
+    expect((await t.http().patch(`/contacts/${recased}`).set(tenant.key).send({ first_name: before.first_name.toLowerCase() })).status).toBe(200)
+    expect((await t.http().patch(`/contacts/${lastNameOnly}`).set(tenant.key).send({ last_name: null })).status).toBe(200)
+    expect((await t.http().patch(`/contacts/${renamed}`).set(tenant.key).send({ email: 'no-name-change@example.test' })).status).toBe(200)
+    expect((await t.http().delete(`/contacts/${removed}`).set(tenant.key)).status).toBe(200)
+    expect((await t.http().delete(`/contacts/${restored}`).set(tenant.key)).status).toBe(200)
+    await t.db.raw('UPDATE contacts SET deleted_at = NULL WHERE id = ?', [restored])
+    await t.db.raw('DELETE FROM contacts WHERE id = ?', [hardDeleted])
+
+    await expectGramsKept()
+    await expectSearchesAgree()
+    const turing = await search(tenant, { searchTerm: 'kimb' })
+    expect(turing.body.data.map((c: any) => c.id)).toEqual([renamed])
+  })
+
+  it("when another organization has the same names, then its contacts are neither listed nor counted, and asking for its organization_id is 403", async () => {
+    const ours = await search(tenant, { searchTerm: 'ada' })
+    expect(ours.body.total).toBe((await expected('ada')).length)
+    expect(ours.body.data.every((c: any) => c.organization_id === tenant.organization.id)).toBe(true)
+    const theirs = await search(other, { searchTerm: 'turi' })
+    expect(theirs.body).toMatchObject({ total: 1, data: [{ first_name: 'Kim', last_name: 'Turi', organization_id: other.organization.id }] })
+    const crossing = await search(tenant, { searchTerm: 'ada', organization_id: other.organization.id })
+    expect(crossing.status).toBe(403)
+  })
+
+  it('when a page starts past the last match, then the data is empty and the total still exact', async () => {
+    const want = await expected('ada')
+    const res = await search(tenant, { searchTerm: 'ada', $skip: want.length + 5 })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ total: want.length, limit: 10, skip: want.length + 5, data: [] })
+  })
+
+  it('when a 3-4 character term is searched, then both the page and the total are read from the grams index without visiting contacts beyond the page', async () => {
+    const statements: { sql: string; bindings: unknown[] }[] = []
+    const listener = (query: { sql: string; bindings: unknown[] }) => statements.push(query)
+    t.db.on('query', listener)
+    const res = await search(tenant, { searchTerm: 'kim' })
+    t.db.removeListener('query', listener)
+    expect(res.status).toBe(200)
+    const reads = statements.filter((s) => s.sql.includes('contact_name_grams'))
+    expect(reads).toHaveLength(1)
+    const plan = await t.db.transaction(async (trx) => {
+      // A test organization is small enough for a sequential scan; the question is whether the index serves the statement.
+      await trx.raw('SET LOCAL enable_seqscan = off')
+      await trx.raw('SET LOCAL enable_bitmapscan = off')
+      const rows = (await trx.raw(`EXPLAIN ${reads[0].sql.replace(/\$\d+/g, '?')}`, reads[0].bindings as any[])).rows
+      return rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')
+    })
+    expect(plan.match(/Index Only Scan using contact_name_grams_page/g), plan).toHaveLength(2)
+    expect(plan).not.toMatch(/Seq Scan on contacts/)
+  })
+})
