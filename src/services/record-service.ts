@@ -111,6 +111,8 @@ export async function runNamed<T>(db: Knex, name: string, text: string, values: 
 
 /** The filters of a list that do not change which record a read by id returns. */
 const PAGING = new Set(['$limit', '$skip', '$sort'])
+/** The column a list page's rows carry their total in, removed before the page is answered. */
+const PAGE_TOTAL = 'crm_page_total'
 
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
@@ -208,15 +210,20 @@ export class RecordService<
     const { filters, paginate } = this.filterQuery(params)
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
     if (params.after) return this.keysetPage(builder, filters.$limit, Boolean(paginate && paginate.default))
-    const countQuery = this.countQuery(builder, params)
+    const countQuery = paginate && paginate.default ? this.countQuery(builder, params) : undefined
     if (filters.$limit) builder.limit(filters.$limit)
     if (filters.$skip) builder.offset(filters.$skip)
-    const [data, count] = await Promise.all([
-      filters.$limit === 0 ? Promise.resolve([]) : builder,
-      paginate && paginate.default ? countQuery : Promise.resolve(undefined)
-    ])
-    if (!count) return data as Result[]
-    return { total: Number(count[0]?.total ?? 0), limit: filters.$limit, skip: filters.$skip || 0, data: data as Result[] }
+    if (!countQuery) return filters.$limit === 0 ? [] : builder
+    const page = { limit: filters.$limit, skip: filters.$skip || 0 }
+    if (filters.$limit === 0) return { total: Number((await countQuery)[0]?.total ?? 0), ...page, data: [] }
+    // The page carries its total in one statement (an uncorrelated scalar subquery, run once),
+    // one round trip instead of two; only a page past the end counts on its own.
+    const rows: Record<string, any>[] = await builder.select(countQuery.as(PAGE_TOTAL))
+    const total = rows.length > 0
+      ? Number(rows[0][PAGE_TOTAL] ?? 0)
+      : page.skip > 0 ? Number((await countQuery)[0]?.total ?? 0) : 0
+    for (const row of rows) delete row[PAGE_TOTAL]
+    return { total, ...page, data: rows as Result[] }
   }
 
   /**

@@ -333,7 +333,8 @@ describe('sync and partial reads', () => {
         t.db.removeListener('query', listener)
         expect(res.status).toBe(200)
         const reads = statements.filter((s) => s.sql.startsWith('select') && s.sql.includes('from "contacts"'))
-        expect(reads).toHaveLength(2)
+        // One statement: the page, with its total as a subquery.
+        expect(reads).toHaveLength(1)
         const plans = []
         for (const read of reads) {
           const rows = (await t.db.raw(`EXPLAIN ${read.sql.replace(/\$\d+/g, '?')}`, read.bindings as any[])).rows
@@ -347,7 +348,7 @@ describe('sync and partial reads', () => {
       expect(equality.plans.join('\n')).toMatch(/Bitmap Index Scan on contacts_custom_fields/)
       const range = await plansOf({ 'custom_fields_by_name.Budget': { $gte: 10, $lt: 20 } })
       expect(range.res.body.total).toBe(10)
-      for (const plan of range.plans) expect(plan).toMatch(/custom_field_ranges_number/)
+      for (const plan of range.plans) expect(plan.match(/custom_field_ranges_number/g)).toHaveLength(2)
       for (const plan of [...equality.plans, ...range.plans]) expect(plan).not.toMatch(/Seq Scan on contacts/)
     })
   })
