@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
+import path from 'node:path'
 
 export interface Server {
   name: string
@@ -12,6 +13,17 @@ export interface Server {
   /** CPU time (user + system) the server's node processes have used so far, in ms. */
   cpuMs: () => number
   stop: () => Promise<void>
+}
+
+/**
+ * node's arguments that run the service of a checkout as its `npm start` does: built to dist/,
+ * then plain node. A checkout from before that build step (no scripts/build.mjs) runs with tsx's
+ * loader, as its `npm start` did.
+ */
+export function serviceScript(serviceDir: string): string[] {
+  if (!fs.existsSync(path.join(serviceDir, 'scripts', 'build.mjs'))) return ['--import', 'tsx', 'src/index.ts']
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: serviceDir, stdio: 'inherit' })
+  return ['dist/src/index.js']
 }
 
 /**

@@ -18,7 +18,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createKnex } from '../src/db.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
-import { freePort, startServer } from './processes.js'
+import { freePort, serviceScript, startServer } from './processes.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -42,21 +42,21 @@ interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number;
 
 /** Layers of a request, matched on the script URL (or the function name) of a frame; first match wins. */
 const LAYERS: { layer: string; match: (frame: CallFrame) => boolean }[] = [
-  { layer: 'logging', match: url(/\/src\/logger\.ts|\/node_modules\/(pino|sonic-boom|thread-stream|on-exit-leak-free)\//) },
-  { layer: 'rate limiter', match: url(/\/src\/rate-limit\/|\/src\/hooks\/rate-limit\.ts/) },
-  { layer: 'authentication and key cache', match: url(/\/src\/authentication\.ts|\/src\/hooks\/authenticate\.ts|\/src\/hooks\/api-key-callers\.ts|@feathersjs\/authentication|\/node_modules\/(jsonwebtoken|jws|jwa)\//) },
-  { layer: 'tenant scope', match: url(/\/src\/hooks\/tenant-scope\.ts/) },
-  { layer: 'resolvers', match: url(/\/src\/hooks\/resolve-records\.ts|@feathersjs\/schema\/lib\/resolver|custom-field-values\.ts|\.schema\.ts/) },
+  { layer: 'logging', match: url(/\/src\/logger\.[jt]s|\/node_modules\/(pino|sonic-boom|thread-stream|on-exit-leak-free)\//) },
+  { layer: 'rate limiter', match: url(/\/src\/rate-limit\/|\/src\/hooks\/rate-limit\.[jt]s/) },
+  { layer: 'authentication and key cache', match: url(/\/src\/authentication\.[jt]s|\/src\/hooks\/authenticate\.[jt]s|\/src\/hooks\/api-key-callers\.[jt]s|@feathersjs\/authentication|\/node_modules\/(jsonwebtoken|jws|jwa)\//) },
+  { layer: 'tenant scope', match: url(/\/src\/hooks\/tenant-scope\.[jt]s/) },
+  { layer: 'resolvers', match: url(/\/src\/hooks\/resolve-records\.[jt]s|@feathersjs\/schema\/lib\/resolver|custom-field-values\.[jt]s|\.schema\.[jt]s/) },
   {
     layer: 'query parsing and validation',
     match: (f) =>
       /^validate\d*$/.test(f.functionName) && !f.url ||
-      /\/node_modules\/(ajv|ajv-formats|qs|side-channel[^/]*|fast-uri)\/|@feathersjs\/schema\/lib\/hooks\/validate|@feathersjs\/adapter-commons|\/src\/hooks\/(get-body-query|reject-nul)\.ts|\/src\/validators\.ts/.test(f.url)
+      /\/node_modules\/(ajv|ajv-formats|qs|side-channel[^/]*|fast-uri)\/|@feathersjs\/schema\/lib\/hooks\/validate|@feathersjs\/adapter-commons|\/src\/hooks\/(get-body-query|reject-nul)\.[jt]s|\/src\/validators\.[jt]s/.test(f.url)
   },
   { layer: 'pg (driver and protocol)', match: url(/\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+|pg-int8|pgpass|buffer-writer|packet-reader)\//) },
-  { layer: 'Knex query building and adapter', match: url(/\/node_modules\/(knex|@feathersjs\/knex|lodash|tarn|colorette|debug)\/|\/src\/services\/(record-service|joins)\.ts|\/src\/db\.ts/) },
+  { layer: 'Knex query building and adapter', match: url(/\/node_modules\/(knex|@feathersjs\/knex|lodash|tarn|colorette|debug)\/|\/src\/services\/(record-service|joins)\.[jt]s|\/src\/db\.[jt]s/) },
   { layer: 'Koa and body parsing', match: url(/\/node_modules\/(koa[^/]*|@koa\/[^/]+|co-body|raw-body|inflation|http-errors|type-is|mime-types|mime-db|content-type|accepts|negotiator|on-finished|statuses|vary|delegates|depd|encodeurl|escape-html|fresh|cookies|keygrip|only|parseurl|cache-content-type|koa-body|formidable|co|destroy|ee-first|http-assert|deep-equal|@feathersjs\/koa)\//) },
-  { layer: 'Feathers services and hook chain', match: url(/@feathersjs\/(feathers|hooks|commons|transport-commons|errors)|\/src\/services\/|\/src\/hooks\/|\/src\/app\.ts|\/node_modules\/events\//) },
+  { layer: 'Feathers services and hook chain', match: url(/@feathersjs\/(feathers|hooks|commons|transport-commons|errors)|\/src\/services\/|\/src\/hooks\/|\/src\/app\.[jt]s|\/node_modules\/events\//) },
   { layer: 'node:http and sockets', match: url(/^node:(_http_|http|net|stream|internal\/streams|internal\/http|internal\/stream_base|internal\/timers|timers|events|internal\/url|url|buffer|string_decoder|internal\/async_hooks|async_hooks|internal\/process\/task_queues|internal\/perf)/) },
   { layer: 'garbage collection', match: (f) => f.functionName === '(garbage collector)' },
   { layer: 'other (V8, native, program)', match: (f) => f.functionName === '(program)' || (!f.url && !/^\(/.test(f.functionName)) }
@@ -152,7 +152,7 @@ async function main() {
   const env = { ...serviceEnvironment(benchUrl.toString(), fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'))), ...extra }
   fs.mkdirSync('bench/results', { recursive: true })
   const server = await startServer(
-    'service', ['node', ...(flags['node-option'] ?? []), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/index.ts'], await freePort(), env,
+    'service', ['node', ...(flags['node-option'] ?? []), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...serviceScript(serviceDir)], await freePort(), env,
     '/health', path.resolve('bench/results/profile-service.log'), serviceDir
   )
   const duration = Number(flags.duration)

@@ -15,7 +15,7 @@ import { seed } from './seed.js'
 import { send } from './http.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
 import type { Fixtures, Scenario, ServerName } from './scenarios.js'
-import { freePort, startServer } from './processes.js'
+import { freePort, serviceScript, startServer } from './processes.js'
 import type { Server } from './processes.js'
 import { explainScenarios } from './explain.js'
 import type { ExplainFinding } from './explain.js'
@@ -91,9 +91,10 @@ async function main() {
     fs.mkdirSync(RESULTS, { recursive: true })
     const needs = new Set(scenarios.map((s) => s.server))
     const logs = path.resolve(RESULTS)
-    // The service starts as `npm start` does (node with tsx's loader), from its checkout.
+    // The service starts as `npm start` does (built to dist/, then plain node), from its checkout.
+    const script = needs.has('service') || needs.has('service without rate limit') ? serviceScript(serviceDir) : []
     const startService = async (name: ServerName, env: NodeJS.ProcessEnv, log: string) =>
-      startServer(name, ['node', '--import', 'tsx', 'src/index.ts'], await freePort(), env, '/health', path.join(logs, log), serviceDir)
+      startServer(name, ['node', ...script], await freePort(), env, '/health', path.join(logs, log), serviceDir)
     if (needs.has('service')) servers.service = await startService('service', serviceEnv, 'service.log')
     if (needs.has('service without rate limit')) {
       servers['service without rate limit'] = await startService(

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import fs from 'node:fs'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import knex from 'knex'
 import type { Knex } from 'knex'
 import pg from 'pg'
@@ -84,19 +84,24 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
 export const isEmbedded = (db: Knex) => db.client.config.client !== 'pg'
 
 /**
- * Lists migrations/*.ts and imports them from here, so that the same TypeScript files load
- * under tsx (npm start) and under vitest (npm test).
+ * Lists the migrations and imports them from here: migrations/*.ts under tsx and vitest, their
+ * compiled dist/migrations/*.js under `npm start`. Either way a migration is recorded under its
+ * source name (<name>.ts), so a database migrated by one is current for the other: knex refuses
+ * a database whose recorded migrations it cannot find.
  */
 class DirectoryMigrationSource implements Knex.MigrationSource<string> {
-  constructor(private directory: string) {}
+  constructor(
+    private directory: string,
+    private extension: '.ts' | '.js'
+  ) {}
 
   async getMigrations() {
     const files = await fs.promises.readdir(this.directory)
-    return files.filter((file) => /^\d+_.+\.(ts|js)$/.test(file)).sort()
+    return files.filter((file) => /^\d+_/.test(file) && file.endsWith(this.extension)).sort()
   }
 
   getMigrationName(migration: string) {
-    return migration
+    return migration.slice(0, -this.extension.length) + '.ts'
   }
 
   async getMigration(migration: string) {
@@ -104,15 +109,23 @@ class DirectoryMigrationSource implements Knex.MigrationSource<string> {
   }
 }
 
+// Compiled, this module is dist/src/db.js and its migrations are dist/migrations/*.js.
+const ownMigrations = () =>
+  import.meta.url.endsWith('.js')
+    ? new DirectoryMigrationSource(fileURLToPath(new URL('../migrations', import.meta.url)), '.js')
+    : new DirectoryMigrationSource(path.resolve('migrations'), '.ts')
+
 const MIGRATION_LOCK_RETRY_MS = 250
 const MIGRATION_LOCK_TIMEOUT_MS = 120_000
 
 /**
- * Applies pending migrations. Several instances may start at once: knex lets one hold the
- * migration lock and fails the others, which wait and retry until the schema is current.
+ * Applies pending migrations: the service's own, or the migrations/*.ts of sourceDirectory (the
+ * benchmark migrates for another checkout). Several instances may start at once: knex lets one
+ * hold the migration lock and fails the others, which wait and retry until the schema is current.
  */
-export async function migrate(db: Knex, directory = path.resolve('migrations')) {
-  const config: Knex.MigratorConfig = { migrationSource: new DirectoryMigrationSource(directory) }
+export async function migrate(db: Knex, sourceDirectory?: string) {
+  const migrationSource = sourceDirectory ? new DirectoryMigrationSource(sourceDirectory, '.ts') : ownMigrations()
+  const config: Knex.MigratorConfig = { migrationSource }
   const started = Date.now()
   for (;;) {
     try {

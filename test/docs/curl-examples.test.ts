@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process'
-import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import pg from 'pg'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
+import { scratchDatabase } from '../helpers/databases.js'
+import type { ScratchDatabase } from '../helpers/databases.js'
 import { createKnex, migrate } from '../../src/db.js'
 
 /**
@@ -142,7 +142,7 @@ describe('curl examples in README.md and docs/', () => {
   let server: http.Server
   let api: string
   let workDir: string
-  let scratch: { admin: string; name: string } | undefined
+  let scratch: ScratchDatabase | undefined
 
   // The channels walk-through (docs/channels.md) starts its stand-ins for the Graph API and Twilio on these ports.
   let providerPorts: { graph: number; twilio: number }
@@ -155,17 +155,8 @@ describe('curl examples in README.md and docs/', () => {
     // per run, so the walk-through works verbatim every time.
     let databaseUrl: string | undefined
     if (process.env.DATABASE_URL) {
-      const url = new URL(process.env.DATABASE_URL)
-      const name = `crm_docs_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
-      url.pathname = '/postgres'
-      const admin = url.toString()
-      const client = new pg.Client({ connectionString: admin })
-      await client.connect()
-      await client.query(`CREATE DATABASE ${name}`)
-      await client.end()
-      scratch = { admin, name }
-      url.pathname = `/${name}`
-      databaseUrl = url.toString()
+      scratch = await scratchDatabase(process.env.DATABASE_URL, 'crm_docs_test')
+      databaseUrl = scratch.url
       const db = await createKnex(databaseUrl, os.tmpdir(), 2)
       try { await migrate(db) } finally { await db.destroy() }
     }
@@ -184,12 +175,7 @@ describe('curl examples in README.md and docs/', () => {
     server?.closeAllConnections?.()
     await t?.close()
     if (workDir) fs.rmSync(workDir, { recursive: true, force: true })
-    if (scratch) {
-      const client = new pg.Client({ connectionString: scratch.admin })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${scratch.name} WITH (FORCE)`)
-      await client.end()
-    }
+    await scratch?.drop()
   })
 
   it('every example in the docs uses $API for the service address', () => {

@@ -1,17 +1,22 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import type { Knex } from 'knex'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createKnex } from '../../src/db.js'
+import { createKnex, migrate } from '../../src/db.js'
+import { scratchDatabase } from '../helpers/databases.js'
+import type { ScratchDatabase } from '../helpers/databases.js'
 import { eventually, freePort, portOpen, run, waitForHealth } from '../helpers/process.js'
 import type { Spawned } from '../helpers/process.js'
 
 // The service as people run it: `npm start` and `npm run seed` as real processes on loopback.
 const started: Spawned[] = []
 const dirs: string[] = []
-afterAll(() => {
+const scratches: ScratchDatabase[] = []
+afterAll(async () => {
   for (const spawned of started) spawned.kill()
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+  for (const scratch of scratches) await scratch.drop()
 })
 
 const tempDataDir = () => {
@@ -46,6 +51,40 @@ const commandOf = (pid: number) => {
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() && !/^npm (warn|error)|^>|^$/.test(line.trim()))
 
+/**
+ * A database nothing has migrated yet: a new one on the PostgreSQL server of DATABASE_URL, else
+ * an embedded one on disk. env points `npm start` at it; open() connects this test to it.
+ */
+async function freshDatabase(): Promise<{ env: Record<string, string>; open: () => Promise<Knex> }> {
+  const dataDir = tempDataDir()
+  if (!process.env.DATABASE_URL) return { env: { DATABASE_URL: '', DATA_DIR: dataDir }, open: () => createKnex('', dataDir) }
+  const scratch = await scratchDatabase(process.env.DATABASE_URL, 'crm_process_test')
+  scratches.push(scratch)
+  return { env: { DATABASE_URL: scratch.url, DATA_DIR: dataDir }, open: () => createKnex(scratch.url, dataDir, 1) }
+}
+
+const MIGRATION_FILES = fs.readdirSync('migrations').filter((file) => /^\d+_.+\.ts$/.test(file)).sort()
+
+const recordedMigrations = async (open: () => Promise<Knex>) => {
+  const db = await open()
+  try {
+    return await db('knex_migrations').orderBy('id').select('id', 'name', 'batch', 'migration_time')
+  } finally {
+    await db.destroy()
+  }
+}
+
+/** `npm start` until GET /health answers, then SIGTERM; what it said on stderr once it is gone. */
+async function startAndStop(env: Record<string, string>) {
+  const port = await freePort()
+  const server = npm(['start'], { PORT: String(port), ...env })
+  const ready = await Promise.race([waitForHealth(port).then(() => true), server.exited.then(() => false)])
+  expect(ready, server.output().stderr).toBe(true)
+  process.kill(server.child.pid!, 'SIGTERM')
+  expect(await server.exited).toBe(0)
+  return lines(server.output().stderr)
+}
+
 describe.concurrent('the service as a process', () => {
   it('when `npm start` gets SIGTERM, then the server shuts down within 10 s and leaves no process behind; while it runs, a second start and a seed on its data directory are refused', async () => {
     const dataDir = tempDataDir()
@@ -75,10 +114,11 @@ describe.concurrent('the service as a process', () => {
     expect(fs.existsSync(lock)).toBe(false)
   }, 90_000)
 
-  it('when `npm start` gets SIGINT (Ctrl-C), then the server shuts down within 10 s and leaves no process behind', async () => {
+  it('when `npm start` gets SIGINT (Ctrl-C), then its child is the compiled server itself, which shuts down within 10 s and leaves no process behind', async () => {
     const port = await freePort()
     const server = npm(['start'], { PORT: String(port), DATABASE_URL: 'memory://' })
     await waitForHealth(port)
+    expect(descendants(server.child.pid!).map(commandOf)).toEqual(['node dist/src/index.js '])
     process.kill(server.child.pid!, 'SIGINT')
     expect(await eventually(async () => !server.groupAlive() && !(await portOpen(port)), 10_000)).toBe(true)
   }, 90_000)
@@ -112,9 +152,9 @@ describe.concurrent('the service as a process', () => {
     const port = await freePort()
     const server = npm(['start'], { PORT: String(port), WEB_CONCURRENCY: '2', DATA_DIR: tempDataDir() })
     await waitForHealth(port)
-    // npm, then the primary node process, then its workers.
-    const primary = descendants(server.child.pid!).find((pid) => commandOf(pid).includes('src/index.ts'))!
-    const workers = descendants(primary).filter((pid) => commandOf(pid).includes('src/index.ts'))
+    // npm, then the primary node process (the compiled service), then its workers.
+    const primary = descendants(server.child.pid!).find((pid) => commandOf(pid).includes('dist/src/index.js'))!
+    const workers = descendants(primary).filter((pid) => commandOf(pid).includes('dist/src/index.js'))
     expect(workers).toHaveLength(2)
     const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status)))
     expect(answers.every((status) => status === 200)).toBe(true)
@@ -149,4 +189,37 @@ describe.concurrent('the service as a process', () => {
     expect(stderr).not.toMatch(/\n\s+at /)
     expect(stdout).toBe('')
   }, 60_000)
+})
+
+// One after the other, after the rest: each migrates a fresh database, the heaviest start there is.
+describe('the compiled start and the migrations from the sources', () => {
+  it('when the migrations ran from the TypeScript sources, then the compiled `npm start` finds the schema current: it starts, runs none again and records nothing', async () => {
+    const database = await freshDatabase()
+    const db = await database.open()
+    try {
+      await migrate(db)
+    } finally {
+      await db.destroy()
+    }
+    const before = await recordedMigrations(database.open)
+    expect(before.map((row) => row.name)).toEqual(MIGRATION_FILES)
+
+    expect(await startAndStop(database.env)).toEqual([])
+    expect(await recordedMigrations(database.open)).toEqual(before)
+  }, 120_000)
+
+  it('when the compiled `npm start` migrated a fresh database, then it recorded the source names (<name>.ts) and the migrations from the sources find nothing left to do', async () => {
+    const database = await freshDatabase()
+    expect(await startAndStop(database.env)).toEqual([])
+    const recorded = await recordedMigrations(database.open)
+    expect(recorded.map((row) => row.name)).toEqual(MIGRATION_FILES)
+
+    const db = await database.open()
+    try {
+      expect((await migrate(db))[1]).toEqual([])
+    } finally {
+      await db.destroy()
+    }
+    expect(await recordedMigrations(database.open)).toEqual(recorded)
+  }, 120_000)
 })
