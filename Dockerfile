@@ -14,4 +14,5 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=3030 DATA_DIR=/data
 EXPOSE 3030
 VOLUME /data
 # node itself (not npm or a shell) is the process the runtime signals: SIGTERM shuts down gracefully.
-CMD ["node", "dist/src/index.js"]
+# The node options are the start script's (package.json).
+CMD ["node", "--heap-growing-percent=100", "dist/src/index.js"]

@@ -18,12 +18,16 @@ export interface Server {
 /**
  * node's arguments that run the service of a checkout as its `npm start` does: built to dist/,
  * then plain node. A checkout from before that build step (no scripts/build.mjs) runs with tsx's
- * loader, as its `npm start` did.
+ * loader, as its `npm start` did. BENCH_NODE_OPTIONS adds node options, to compare them on the same code.
  */
 export function serviceScript(serviceDir: string): string[] {
-  if (!fs.existsSync(path.join(serviceDir, 'scripts', 'build.mjs'))) return ['--import', 'tsx', 'src/index.ts']
+  const extra = process.env.BENCH_NODE_OPTIONS?.split(/\s+/).filter(Boolean) ?? []
+  if (!fs.existsSync(path.join(serviceDir, 'scripts', 'build.mjs'))) return [...extra, '--import', 'tsx', 'src/index.ts']
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: serviceDir, stdio: 'inherit' })
-  return ['dist/src/index.js']
+  // node's options as the checkout's start script gives them (`... && exec node [options] dist/src/index.js`).
+  const start: string = JSON.parse(fs.readFileSync(path.join(serviceDir, 'package.json'), 'utf8')).scripts.start
+  const options = start.match(/exec node (.*)dist\/src\/index\.js/)?.[1].split(/\s+/).filter(Boolean) ?? []
+  return [...options, ...extra, 'dist/src/index.js']
 }
 
 /**

@@ -301,7 +301,9 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
     // Outside the load transaction: statistics for the planner, and the visibility map that
     // index-only scans need (what autovacuum would have done to tables of this age).
     for (const table of ['users', 'organizations', 'organizations_users', 'api_keys', 'record_counts', ...SEEDED_TABLES, ...DERIVED_TABLES]) {
-      await db.raw(`VACUUM (ANALYZE) ${table}`)
+      // A derived table may be missing in an older checkout's schema (--service-dir).
+      const exists = (await db.raw('SELECT to_regclass(?) IS NOT NULL AS present', [table])).rows[0].present
+      if (exists) await db.raw(`VACUUM (ANALYZE) ${table}`)
     }
     return { ...summary, seconds: Math.round((Date.now() - started) / 100) / 10 }
   })

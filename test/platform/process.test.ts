@@ -118,7 +118,7 @@ describe.concurrent('the service as a process', () => {
     const port = await freePort()
     const server = npm(['start'], { PORT: String(port), DATABASE_URL: 'memory://' })
     await waitForHealth(port)
-    expect(descendants(server.child.pid!).map(commandOf)).toEqual(['node dist/src/index.js '])
+    expect(descendants(server.child.pid!).map(commandOf)).toEqual(['node --heap-growing-percent=100 dist/src/index.js '])
     process.kill(server.child.pid!, 'SIGINT')
     expect(await eventually(async () => !server.groupAlive() && !(await portOpen(port)), 10_000)).toBe(true)
   }, 90_000)
