@@ -19,6 +19,8 @@ import type { Knex } from 'knex'
  * PGlite accepts one statement per query, so every raw statement stands alone.
  */
 export const GRAM_LENGTHS = [3, 4]
+/** Above this many deleted contacts (an organization's cascade) the grams are deleted as one join. */
+const BULK_DELETE = 10_000
 
 const gramsOf = (record: string) =>
   `SELECT DISTINCT substr(${record}.search_name, i, n) AS gram
@@ -31,12 +33,31 @@ const insertGrams = (source: string, alias: string) => `
   FROM ${source} CROSS JOIN LATERAL (${gramsOf(alias)}) AS g
   WHERE ${alias}.deleted_at IS NULL`
 
-/** The DELETE of the grams of the live rows of `source`, found by their full index key prefix. */
-const deleteGrams = (source: string, alias: string) => `
-  DELETE FROM contact_name_grams AS k
-  USING ${source} CROSS JOIN LATERAL (${gramsOf(alias)}) AS g
-  WHERE ${alias}.deleted_at IS NULL AND k.organization_id = ${alias}.organization_id AND k.gram = g.gram
-    AND k.first_name = ${alias}.first_name AND k.contact_id = ${alias}.id`
+/**
+ * The grams of one row (a record variable), each found by its whole index key: one probe per
+ * gram, whatever the number of contacts sharing the name.
+ */
+const deleteRowGrams = (row: string) => {
+  const probe = (lastName: string) => `DELETE FROM contact_name_grams
+    WHERE organization_id = ${row}.organization_id AND gram = ANY (ARRAY(${gramsOf(row)}))
+      AND first_name = ${row}.first_name AND ${lastName} AND contact_id = ${row}.id`
+  return `
+  IF ${row}.deleted_at IS NULL AND ${row}.last_name IS NULL THEN ${probe('last_name IS NULL')};
+  ELSIF ${row}.deleted_at IS NULL THEN ${probe(`last_name = ${row}.last_name`)};
+  END IF`
+}
+
+/**
+ * The grams of many deleted rows at once (an organization cleared): one hash join over the
+ * grams. Nested loops are off for this statement only: planned on statistics older than the
+ * rows being deleted, a nested loop would walk the organization's grams once per contact.
+ */
+const deleteManyGrams = (source: string) => `
+  nested := current_setting('enable_nestloop');
+  PERFORM set_config('enable_nestloop', 'off', true);
+  DELETE FROM contact_name_grams AS k USING ${source} AS r
+  WHERE r.deleted_at IS NULL AND k.organization_id = r.organization_id AND k.contact_id = r.id;
+  PERFORM set_config('enable_nestloop', nested, true)`
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -49,12 +70,17 @@ export async function up(knex: Knex): Promise<void> {
     )`)
   const functions = {
     inserted: insertGrams('inserted_rows AS r', 'r'),
-    deleted: deleteGrams('deleted_rows AS r', 'r'),
-    updated: `${deleteGrams('(SELECT OLD.*) AS r', 'r')};\n${insertGrams('(SELECT NEW.*) AS r', 'r')}`,
+    // A transition table has no statistics: joined as a set, a delete of a few hundred contacts
+    // may be planned as a scan of every gram. Up to BULK_DELETE rows, one indexed delete per row.
+    deleted: `IF (SELECT count(*) FROM deleted_rows) > ${BULK_DELETE} THEN ${deleteManyGrams('deleted_rows')};
+      ELSE FOR gone IN SELECT * FROM deleted_rows LOOP ${deleteRowGrams('gone')}; END LOOP;
+      END IF`,
+    updated: `${deleteRowGrams('OLD')};\n${insertGrams('(SELECT NEW.*) AS r', 'r')}`,
     truncated: 'TRUNCATE contact_name_grams'
   }
   for (const [name, body] of Object.entries(functions)) {
-    await knex.raw(`CREATE FUNCTION contact_name_grams_${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body}; RETURN NULL; END $$`)
+    await knex.raw(`CREATE FUNCTION contact_name_grams_${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE gone contacts%ROWTYPE; nested text; BEGIN ${body}; RETURN NULL; END $$`)
   }
   await knex.raw(`
     CREATE TRIGGER contacts_name_grams_inserted AFTER INSERT ON contacts

@@ -92,6 +92,25 @@ describe('contact name search on grams', () => {
     expect(turing.body.data.map((c: any) => c.id)).toEqual([renamed])
   })
 
+  it('when contacts are hard-deleted a few at a time and more than 10,000 at once (an organization cleared), then no gram of theirs is left', async () => {
+    const bulk = await createTenant(t, 'Bulk grams')
+    const organizationId = bulk.organization.id
+    await t.db.raw(
+      `INSERT INTO contacts (organization_id, first_name, last_name) SELECT ?, 'Bulk', 'Person ' || i FROM generate_series(1, 10050) AS i`,
+      [organizationId]
+    )
+    const grams = async () => Number((await t.db.raw('SELECT count(*) AS n FROM contact_name_grams WHERE organization_id = ?', [organizationId])).rows[0].n)
+    const before = await grams()
+    expect(before).toBeGreaterThan(10050 * 10)
+    const few = await t.db.raw(`DELETE FROM contacts WHERE organization_id = ? AND last_name IN ('Person 1', 'Person 2', 'Person 3') RETURNING search_name`, [organizationId])
+    expect(few.rows).toHaveLength(3)
+    const perContact = (name: string) => new Set([3, 4].flatMap((n) => Array.from({ length: name.length - n + 1 }, (_, i) => name.slice(i, i + n)))).size
+    expect(await grams()).toBe(before - few.rows.reduce((sum: number, row: { search_name: string }) => sum + perContact(row.search_name), 0))
+    await t.db.raw('DELETE FROM contacts WHERE organization_id = ?', [organizationId])
+    expect(await grams()).toBe(0)
+    await expectGramsKept()
+  })
+
   it("when another organization has the same names, then its contacts are neither listed nor counted, and asking for its organization_id is 403", async () => {
     const ours = await search(tenant, { searchTerm: 'ada' })
     expect(ours.body.total).toBe((await expected('ada')).length)
