@@ -114,6 +114,16 @@ const PAGING = new Set(['$limit', '$skip', '$sort'])
 /** The column a list page's rows carry their total in, removed before the page is answered. */
 const PAGE_TOTAL = 'crm_page_total'
 
+/**
+ * The total a page's rows carry in `column` (removed from them). An empty page says nothing:
+ * past the end ($skip > 0) the count runs on its own, otherwise there is nothing to count.
+ */
+async function carriedTotal(rows: Record<string, any>[], column: string, skip: number, count: Knex.QueryBuilder) {
+  const total = rows.length > 0 ? Number(rows[0][column] ?? 0) : skip > 0 ? Number((await count)[0]?.total ?? 0) : 0
+  for (const row of rows) delete row[column]
+  return total
+}
+
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
 /** Tables whose live rows per organization are counted by triggers (migration 20261121000900_record_counts). */
@@ -219,10 +229,7 @@ export class RecordService<
     // The page carries its total in one statement (an uncorrelated scalar subquery, run once),
     // one round trip instead of two; only a page past the end counts on its own.
     const rows: Record<string, any>[] = await builder.select(countQuery.as(PAGE_TOTAL))
-    const total = rows.length > 0
-      ? Number(rows[0][PAGE_TOTAL] ?? 0)
-      : page.skip > 0 ? Number((await countQuery)[0]?.total ?? 0) : 0
-    for (const row of rows) delete row[PAGE_TOTAL]
+    const total = await carriedTotal(rows, PAGE_TOTAL, page.skip, countQuery)
     return { total, ...page, data: rows as Result[] }
   }
 
@@ -530,10 +537,7 @@ export class RecordService<
       .orderBy([...order.map((column) => ({ column })), { column: 'id' }])
       .limit(limit)
       .offset(skip)
-    const total = rows.length > 0
-      ? Number(rows[0].search_total)
-      : skip > 0 ? Number((await matches.clone().count({ total: '*' }))[0]?.total ?? 0) : 0
-    for (const row of rows) delete row.search_total
+    const total = await carriedTotal(rows, 'search_total', skip, matches.clone().count({ total: '*' }))
     return { total, limit, skip, data: rows as Result[] }
   }
 
