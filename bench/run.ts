@@ -359,8 +359,9 @@ function evaluateTargets(rows: Row[], ratio: number | undefined, limiterCost: nu
   for (const row of rows.filter((r) => r.p99TargetMs)) {
     targets.push({
       target: `p99 <= ${row.p99TargetMs} ms: ${row.id} ${row.title}`,
-      measured: row.ran ? `${row.p99Ms} ms` : 'not run',
-      met: row.ran ? row.p99Ms! <= row.p99TargetMs! : undefined
+      measured: row.ran ? (row.reqPerSec ? `${row.p99Ms} ms` : 'no 2xx answer') : 'not run',
+      // A scenario that answered nothing has no latency to meet a target with.
+      met: row.ran ? Boolean(row.reqPerSec) && row.p99Ms! <= row.p99TargetMs! : undefined
     })
   }
   const ran = rows.filter((r) => r.ran && r.server !== 'baseline')

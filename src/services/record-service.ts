@@ -126,6 +126,20 @@ async function carriedTotal(rows: Record<string, any>[], column: string, skip: n
 
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
+/**
+ * Tables whose rows' (organization_id, updated_at) record_changes mirrors, with the index that
+ * serves an order or a filter on updated_at (migration 20261123001600_record_changes).
+ */
+const CHANGE_LOGGED = new Set(['companies', 'contacts', 'deals', 'deal_products', 'activities', 'products'])
+/** The alias record_changes is joined under. */
+const CHANGES = 'crm_changes'
+/** A query filters on `column`, at its top or within $or / $and. */
+const mentions = (query: Record<string, any>, column: string): boolean =>
+  Object.entries(query).some(([key, value]) =>
+    key === column || ((key === '$or' || key === '$and') && Array.isArray(value) && value.some((q) => q && typeof q === 'object' && mentions(q, column))))
+/** The list builders joined to record_changes for their order alone: their count leaves the join out. */
+const orderedByChanges = new WeakSet<Knex.QueryBuilder>()
+
 /** Tables whose live rows per organization are counted by triggers (migration 20261121000900_record_counts). */
 const MAINTAINED_COUNTS = new Set(['companies', 'contacts', 'deals', 'activities'])
 
@@ -142,6 +156,8 @@ export class RecordService<
 > extends KnexService<Result, Data, ServiceParams, PatchData> {
   declare options: RecordServiceOptions
   private wholeOrganizationCount?: string
+  /** Where updated_at is read while createQuery builds a query joined to record_changes. */
+  private updatedAtColumn?: string
 
   get table() {
     return this.options.name
@@ -167,9 +183,13 @@ export class RecordService<
     const qualified: Record<string, any> = {}
     for (const [key, value] of Object.entries(query)) {
       if (!key.startsWith('$')) this.assertFilterable(key)
-      qualified[key.startsWith('$') ? key : qualify(this.table, key)] = value
+      qualified[key.startsWith('$') ? key : this.column(key)] = value
     }
     return super.knexify(knexQuery, qualified, parentKey)
+  }
+
+  private column(name: string) {
+    return name === 'updated_at' && this.updatedAtColumn ? this.updatedAtColumn : qualify(this.table, name)
   }
 
   /** A query key that is not a declared column never reaches SQL (it would be a 500 there). */
@@ -179,24 +199,48 @@ export class RecordService<
     throw new BadRequest('Validation failed', { errors: { [key]: 'is not a field you can filter on' } })
   }
 
-  /** The scoped, live rows of this table matching params.query, before paging. */
+  /**
+   * The scoped, live rows of this table matching params.query, before paging. An order on
+   * updated_at, a filter on it or a keyset page ($after) reads updated_at from record_changes,
+   * whose index (organization_id, table_name, updated_at, record_id) serves them: the tables
+   * themselves keep no index on a column every write changes, so their updates stay HOT.
+   */
   createQuery(params: ServiceParams = {} as ServiceParams) {
-    const { filters } = this.filterQuery(params)
-    const builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined } } as ServiceParams)
-    if (this.softDelete && !params.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
+    const { filters, query } = this.filterQuery(params)
     const sort: Record<string, 1 | -1> = { ...(filters.$sort ?? {}) }
+    const filtered = Boolean(params.after) || mentions(query, 'updated_at')
+    const byChanges = CHANGE_LOGGED.has(this.table) && (filtered || Object.keys(sort)[0] === 'updated_at')
+    // knexify, called by the adapter's createQuery, qualifies updated_at as this says.
+    this.updatedAtColumn = byChanges ? `${CHANGES}.updated_at` : undefined
+    let builder: Knex.QueryBuilder
+    try {
+      builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined } } as ServiceParams)
+    } finally {
+      this.updatedAtColumn = undefined
+    }
+    if (byChanges) {
+      // On the organization too, so that the planner carries the organization's constant over to
+      // record_changes and scans its index in order.
+      builder.join(`record_changes as ${CHANGES}`, (on) =>
+        on.on(`${CHANGES}.record_id`, `${this.table}.id`)
+          .andOn(`${CHANGES}.organization_id`, `${this.table}.organization_id`)
+          .andOnVal(`${CHANGES}.table_name`, this.table)
+      )
+      if (!filtered) orderedByChanges.add(builder)
+    }
+    const ordered = (column: string) =>
+      byChanges && column === 'updated_at' ? `${CHANGES}.updated_at` : byChanges && column === 'id' ? `${CHANGES}.record_id` : qualify(this.table, column)
+    if (this.softDelete && !params.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
     if (params.after) {
-      // A row comparison: one range of the (organization_id, updated_at, id) index, whatever the page.
+      // A row comparison: one range of the record_changes index, whatever the page.
       const direction = Number(sort.updated_at) === -1 ? '<' : '>'
-      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [
-        `${this.table}.updated_at`, `${this.table}.id`, params.after.updated_at, params.after.id
-      ])
+      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [ordered('updated_at'), ordered('id'), params.after.updated_at, params.after.id])
     }
     for (const filter of params.customFieldFilters ?? []) this.whereCustomFields(builder, filter)
     for (const [column, direction] of Object.entries(sort)) {
-      builder.orderBy(qualify(this.table, column), Number(direction) === -1 ? 'desc' : 'asc')
+      builder.orderBy(ordered(column), Number(direction) === -1 ? 'desc' : 'asc')
     }
-    if (!('id' in sort)) builder.orderBy(`${this.table}.id`, Number(Object.values(sort)[0] ?? 1) === -1 ? 'desc' : 'asc')
+    if (!('id' in sort)) builder.orderBy(ordered('id'), Number(Object.values(sort)[0] ?? 1) === -1 ? 'desc' : 'asc')
     return builder
   }
 
@@ -253,6 +297,8 @@ export class RecordService<
    */
   countQuery(builder: Knex.QueryBuilder, params: ServiceParams) {
     const count = builder.clone().clearSelect().clearOrder().count({ total: '*' })
+    // Joined for the order only: every row has its one record_changes row, so the count is the same without it.
+    if (orderedByChanges.has(builder)) count.clear('join')
     if (!this.softDelete || !MAINTAINED_COUNTS.has(this.table)) return count
     const { sql, bindings } = count.toSQL()
     // The canonical query's SQL does not change: compiled once per service.

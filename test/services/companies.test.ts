@@ -356,7 +356,6 @@ describe('companies', () => {
         await trx.raw('SET LOCAL enable_seqscan = off')
         await trx.raw('DROP INDEX companies_organization_id_created_at_index')
         await trx.raw('DROP INDEX companies_organization_id_owned_by_user_id_index')
-        await trx.raw('DROP INDEX companies_sync')
         await trx.raw('DROP INDEX companies_lower_name')
         await trx.raw('DROP INDEX companies_website_domain')
         await trx.raw('ALTER TABLE companies DROP CONSTRAINT companies_pkey CASCADE')
