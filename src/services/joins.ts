@@ -54,12 +54,18 @@ function relationLoad(rows: Record<string, any>[], group: JoinSpec[], organizati
 
 function attachGroup(rows: Record<string, any>[], group: JoinSpec[], related: Record<string, any>[]) {
   const tenant = group[0].tenant !== false
-  const byKey = new Map<string, Record<string, any>>()
-  for (const record of related) byKey.set(tenant ? `${record.organization_id}:${record.id}` : `${record.id}`, record)
+  // By organization, then id: no key string built per row (a page's rows are of one organization or few).
+  const byOrganization = new Map<unknown, Map<unknown, Record<string, any>>>()
+  for (const record of related) {
+    const organization = tenant ? record.organization_id : null
+    let byId = byOrganization.get(organization)
+    if (!byId) byOrganization.set(organization, (byId = new Map()))
+    byId.set(record.id, record)
+  }
   for (const spec of group) {
     for (const row of rows) {
       const id = row[spec.from]
-      const record = id === null || id === undefined ? undefined : byKey.get(tenant ? `${row.organization_id}:${id}` : `${id}`)
+      const record = id === null || id === undefined ? undefined : byOrganization.get(tenant ? row.organization_id : null)?.get(id)
       ;(row as any)[spec.as] = record ? pick(record, spec.columns) : null
     }
   }
@@ -134,7 +140,10 @@ function loadBuilt(db: Knex, { spec, columns, ids, organizations }: RelationLoad
   return query
 }
 
-const pick = (record: Record<string, any>, columns: string[]) =>
-  Object.fromEntries(columns.map((column) => [column, record[column] ?? null]))
+function pick(record: Record<string, any>, columns: string[]) {
+  const picked: Record<string, any> = {}
+  for (const column of columns) picked[column] = record[column] ?? null
+  return picked
+}
 
 export const USER_SUMMARY = ['id', 'first_name', 'last_name']
