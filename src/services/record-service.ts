@@ -297,8 +297,10 @@ export class RecordService<
    */
   countQuery(builder: Knex.QueryBuilder, params: ServiceParams) {
     const count = builder.clone().clearSelect().clearOrder().count({ total: '*' })
-    // Joined for the order only: every row has its one record_changes row, so the count is the same without it.
-    if (orderedByChanges.has(builder)) count.clear('join')
+    // Joined for the order only: every row has its one record_changes row, so the count is the same
+    // without it (unless a caller joined something else too: then the count keeps every join).
+    const joins = ((builder as any)._statements as { grouping: string }[]).filter((statement) => statement.grouping === 'join')
+    if (orderedByChanges.has(builder) && joins.length === 1) count.clear('join')
     if (!this.softDelete || !MAINTAINED_COUNTS.has(this.table)) return count
     const { sql, bindings } = count.toSQL()
     // The canonical query's SQL does not change: compiled once per service.
