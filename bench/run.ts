@@ -177,8 +177,7 @@ async function prepareDatabase(adminUrl: string, name: string) {
       const started = Date.now()
       await db.raw('VACUUM (ANALYZE)')
       log(`Vacuumed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-    }
-    if (!seeded) {
+    } else {
       log(`Seeding at scale ${scale}`)
       const summary = await seed(db, scale, log)
       log(`Seeded in ${summary.seconds} s`)

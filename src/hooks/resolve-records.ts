@@ -30,7 +30,8 @@ export const representRecord =
  * Resolver.resolve for one record, without its promise per column: Feathers' resolve awaits an
  * async function for every property of the record (about 20 for a contact) to copy values that
  * have no resolver. Here the record is copied once and only the resolver's own properties are
- * awaited (together, as Feathers does). Same result and the same 'Error resolving data' 400;
+ * awaited (together, as Feathers does). The same result, except that a property resolved to
+ * undefined is present as undefined (not written by JSON), and the same 'Error resolving data' 400;
  * a resolver with a converter or a schema goes through Feathers' own resolve.
  */
 export async function resolveRecord(resolver: Resolver<any, HookContext>, data: Row, context: HookContext, status?: Partial<ResolverStatus<any, HookContext>>): Promise<Row> {
@@ -39,15 +40,13 @@ export async function resolveRecord(resolver: Resolver<any, HookContext>, data: 
   const names = resolver.propertyNames as string[]
   if (names.length === 0) return data
   // A spread clone keeps the record's hidden class (V8 copies it in one step, and JSON.stringify
-  // walks it fast); a property the resolver leaves undefined stays as undefined, which no
+  // walks it fast); a property the resolver resolves to undefined stays as undefined, which no
   // transport writes, instead of being deleted (a delete would turn the object into a dictionary).
   const result: Row = { ...data }
-  for (const name of names) if (name in result) result[name] = undefined
   let errors: Record<string, unknown> | undefined
   await Promise.all(names.map(async (name) => {
     try {
-      const resolved = await resolver.resolveProperty(name as any, data, context, status)
-      if (resolved !== undefined) result[name] = resolved
+      result[name] = await resolver.resolveProperty(name as any, data, context, status)
     } catch (error: any) {
       errors ??= {}
       errors[name] = typeof error?.toJSON === 'function' ? error.toJSON() : { message: error?.message || error }
