@@ -41,5 +41,7 @@ declare module '@feathersjs/feathers' {
     apiKey?: { id: number; organization_id: number; user_id: number }
     /** The record a patch or remove is about to change, loaded by the shared hooks. */
     before?: Record<string, any>
+    /** The id of the HTTP request the call serves (X-Request-Id): lines logged for it carry it as req_id (requestLog). */
+    requestId?: string
   }
 }

@@ -1,12 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import crypto from 'node:crypto'
 import { createRequire } from 'node:module'
 import { pino } from 'pino'
 import type { DestinationStream, Logger } from 'pino'
 import type { Context, Next } from 'koa'
-
-/** The request being served, if any: every log line written while serving it carries its req_id. */
-const requestContext = new AsyncLocalStorage<{ req_id: string }>()
 
 /** pino-pretty for humans (LOG_FORMAT=pretty), loaded only then; ISO 8601 UTC times. */
 const prettyStream = (): DestinationStream => {
@@ -17,7 +13,7 @@ const prettyStream = (): DestinationStream => {
 /** JSON lines by default; `format` 'pretty' for a terminal. */
 export const createLogger = (level: string, format = 'json', destination?: DestinationStream): Logger =>
   pino(
-    { level, base: undefined, mixin: () => requestContext.getStore() ?? {} },
+    { level, base: undefined },
     destination ?? (format === 'pretty' ? prettyStream() : undefined)
   )
 
@@ -62,25 +58,37 @@ export function redactUrl(url: string): string {
   return `${path}?${parameters.join('&')}`
 }
 
-/** One JSON line per request, tagged with a request id (taken from X-Request-Id or generated). */
+/**
+ * The logger for lines written on behalf of a request: each carries the request's req_id
+ * (params.requestId in a service call, ctx.state.requestId in Koa). Outside a request, the logger
+ * itself. The id is passed explicitly rather than found through AsyncLocalStorage, whose promise
+ * hooks cost every promise of every request (docs/performance.md, fifth round).
+ */
+export const requestLog = (logger: Logger, requestId: string | undefined): Logger =>
+  requestId ? logger.child({ req_id: requestId }) : logger
+
+/**
+ * One JSON line per request, tagged with a request id (taken from X-Request-Id or generated),
+ * which the request's service calls get as params.requestId.
+ */
 export const requestLogger = (logger: Logger) => async (ctx: Context, next: Next) => {
   const started = process.hrtime.bigint()
   const incoming = ctx.get('x-request-id')
   const id = /^[\w.-]{1,100}$/.test(incoming) ? incoming : crypto.randomUUID()
   ctx.state.requestId = id
+  if (ctx.feathers) ctx.feathers.requestId = id
   ctx.set('X-Request-Id', id)
-  await requestContext.run({ req_id: id }, async () => {
-    try {
-      await next()
-    } finally {
-      if (logger.isLevelEnabled('info')) {
-        logger.info({
-          method: ctx.method,
-          url: redactUrl(ctx.originalUrl),
-          status: ctx.status,
-          ms: Number(process.hrtime.bigint() - started) / 1e6
-        }, 'request')
-      }
+  try {
+    await next()
+  } finally {
+    if (logger.isLevelEnabled('info')) {
+      logger.info({
+        req_id: id,
+        method: ctx.method,
+        url: redactUrl(ctx.originalUrl),
+        status: ctx.status,
+        ms: Number(process.hrtime.bigint() - started) / 1e6
+      }, 'request')
     }
-  })
+  }
 }

@@ -4,6 +4,7 @@ import type { Application } from '../declarations.js'
 import { enqueueJob } from '../outbox/index.js'
 import type { JobOutcome, OutboxJob } from '../outbox/index.js'
 import { META_CHANNELS, webhookUrlOf } from '../services/channel-accounts/channel-accounts.schema.js'
+import { requestLog } from '../logger.js'
 import { isLive, loadAccount } from './accounts.js'
 import { receiveEvents } from './inbound.js'
 import { metaChallenge } from './providers/meta.js'
@@ -67,7 +68,7 @@ export const channelWebhooks = (app: Application) => async (ctx: Context, next: 
   const [, channel, key, statusPath] = match
   const account = await loadAccount(app, { webhook_key: key, channel })
   if (!account || (statusPath && channel !== 'sms')) throw new NotFound('No webhook at this address')
-  const logger = app.get('logger')
+  const logger = requestLog(app.get('logger'), ctx.state.requestId)
 
   if (ctx.method === 'GET' && META_CHANNELS.includes(account.channel) && !account.deleted_at) {
     const challenge = metaChallenge(ctx.query, account)

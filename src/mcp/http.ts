@@ -31,6 +31,7 @@ export const mcpEndpoint = (app: Application) => async (ctx: Context, next: Next
   }
   const [{ StreamableHTTPServerTransport }, { mcpServer, openSession }] = await loadSdk()
   const session = await openSession(app, apiKeyOf(ctx), ctx.get('x-assistant-id') || undefined)
+  session.params.requestId = ctx.state.requestId
   const server = mcpServer(app, session)
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)

@@ -5,6 +5,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Application } from '../declarations.js'
 import { errorBody, originalErrorOf, shapeError } from '../hooks/errors.js'
+import { requestLog } from '../logger.js'
 import { asSent, assistantOf, enabledTools, isToolKey } from '../services/ai-assistant-tools/tools.js'
 import { MCP_TOOLS } from './tools.js'
 
@@ -53,7 +54,7 @@ async function callTool(app: Application, session: McpSession, name: string, arg
     return { content: text(result), ...(structured ? { structuredContent: structured } : {}) }
   } catch (raw) {
     const error = shapeError(raw)
-    if (error.code >= 500) app.get('logger').error({ err: originalErrorOf(error), tool: name }, 'MCP tool call failed')
+    if (error.code >= 500) requestLog(app.get('logger'), session.params.requestId).error({ err: originalErrorOf(error), tool: name }, 'MCP tool call failed')
     return { isError: true, content: text(errorBody(error)) }
   }
 }

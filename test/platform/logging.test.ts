@@ -4,7 +4,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { createLogger, redactUrl } from '../../src/logger.js'
+import { createLogger, redactUrl, requestLog } from '../../src/logger.js'
 
 /** Every line the app's logger writes, parsed. */
 function capturedLogger() {
@@ -119,14 +119,16 @@ describe('request logging', () => {
   beforeAll(async () => {
     t = await startApp({ logger })
     acme = await createTenant(t)
-    // Something that logs while serving a request, as a service hook or the error hook does.
-    t.app.service('companies').hooks({ before: { find: [async (context: any) => context.app.get('logger').warn({ path: context.path }, 'inside a hook')] } })
+    // Something that logs while serving a request, as a service hook does: through requestLog
+    // with the call's params.requestId, also in a service the request's service calls with its params.
+    t.app.service('companies').hooks({ before: { find: [async (context: any) => requestLog(context.app.get('logger'), context.params.requestId).warn({ path: context.path }, 'inside a hook')] } })
+    t.app.use('test-calls-companies' as any, { find: async (params: any) => (t.app as any).service('companies').find({ ...params, provider: undefined, query: {} }) } as any)
   })
   afterAll(async () => {
     await t.close()
   })
 
-  it('when a request is served, then every line it logs, inside hooks too, carries its req_id; lines outside requests carry none', async () => {
+  it('when a request is served, then the lines logged for it, inside hooks too, carry its req_id; lines outside requests carry none', async () => {
     const res = await t.http().get('/companies').set(acme.key).set('X-Request-Id', 'trace-me-1')
     expect(res.status).toBe(200)
     await new Promise((resolve) => setImmediate(resolve))
@@ -135,6 +137,11 @@ describe('request logging', () => {
     const request = lines.filter((line) => line.msg === 'request' && line.req_id === 'trace-me-1')
     expect(request).toHaveLength(1)
     expect(request[0]).toMatchObject({ method: 'GET', status: 200 })
+
+    lines.length = 0
+    const nested = await t.http().get('/test-calls-companies').set(acme.key).set('X-Request-Id', 'trace-me-2')
+    expect(nested.status).toBe(200)
+    expect(lines.find((line) => line.msg === 'inside a hook')).toMatchObject({ req_id: 'trace-me-2', path: 'companies' })
 
     t.app.get('logger').info('outside any request')
     await new Promise((resolve) => setImmediate(resolve))

@@ -2,6 +2,7 @@ import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import type { Logger } from 'pino'
 import type { Application } from '../../declarations.js'
+import { requestLog } from '../../logger.js'
 import { RecordService } from '../record-service.js'
 import type { JoinSpec } from '../joins.js'
 import { containsPattern } from '../like.js'
@@ -89,11 +90,13 @@ export class ActivityService extends RecordService<Activity, ActivityData, Activ
    * Resolves an activity's location in the background when a geocoder is configured. The row
    * is updated only while its location is still the one resolved and nothing set coordinates.
    */
-  geocodeLater(activity: Activity) {
+  geocodeLater(activity: Activity, requestId?: string) {
     const { geocoder } = this.options
     if (!geocoder || !activity.location) return
     const job = this.resolveLocation(geocoder, activity)
-      .catch((error) => this.options.logger?.warn({ err: error, activity: activity.id }, 'geocoding failed'))
+      .catch((error) => {
+        if (this.options.logger) requestLog(this.options.logger, requestId).warn({ err: error, activity: activity.id }, 'geocoding failed')
+      })
       .finally(() => this.geocoding.delete(job))
     this.geocoding.add(job)
   }

@@ -87,7 +87,7 @@ const geocodeAfterWrite: Hook = async (context) => {
   const activity = context.result as any
   const data = context.data as Record<string, any>
   if (context.id === null || !activity?.location || activity.location_geocoded !== null) return
-  if (context.method === 'create' || 'location' in data) context.service.geocodeLater(activity)
+  if (context.method === 'create' || 'location' in data) context.service.geocodeLater(activity, context.params.requestId)
 }
 
 /** The rules a written activity obeys, after its body is validated and resolved. */

@@ -4,6 +4,7 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import { nanoid } from 'nanoid'
 import type { Application } from '../../declarations.js'
+import { requestLog } from '../../logger.js'
 import { RecordService } from '../record-service.js'
 import type { RecordServiceOptions } from '../record-service.js'
 import type { JoinSpec } from '../joins.js'
@@ -115,7 +116,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
         return row
       })
     } catch (error) {
-      await this.storage.delete(key).catch((cleanup) => this.app.get('logger')?.error({ err: cleanup, key }, 'orphan file not removed'))
+      await this.storage.delete(key).catch((cleanup) => requestLog(this.app.get('logger'), params.requestId).error({ err: cleanup, key }, 'orphan file not removed'))
       throw error
     }
   }
