@@ -21,8 +21,10 @@ import { publishInboxEvents, socketTransport } from './realtime.js'
 import { channelWebhooks } from './channels/index.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
-const health = (app: Application) => async (ctx: Context, next: Next) => {
-  if (ctx.path !== '/health' || ctx.method !== 'GET') return next()
+const health = (app: Application) => (ctx: Context, next: Next) =>
+  ctx.path !== '/health' || ctx.method !== 'GET' ? next() : answerHealth(app, ctx)
+
+async function answerHealth(app: Application, ctx: Context) {
   try {
     await app.get('knex').raw('select 1')
     ctx.body = { status: 'ok' }
@@ -33,7 +35,7 @@ const health = (app: Application) => async (ctx: Context, next: Next) => {
 }
 
 /** The JSON text as sent (koa-body's rawBody) goes to params.rawBody: checkAmounts reads numbers as written. */
-const rawBodyInParams = async (ctx: Context, next: Next) => {
+const rawBodyInParams = (ctx: Context, next: Next) => {
   const raw = (ctx.request as { rawBody?: unknown }).rawBody
   if (typeof raw === 'string' && raw) ctx.feathers = { ...ctx.feathers, rawBody: raw } as typeof ctx.feathers
   return next()

@@ -156,7 +156,7 @@ export const verificationPage = (linkPath: string) => linkPage(linkPath, VERIFY_
 /** A page served at a mailed link's path, with the link's token in the page. */
 function linkPage(linkPath: string, page: string) {
   const pattern = linkPattern(linkPath)
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context, next: Next) => {
     const match = ctx.method === 'GET' ? pattern.exec(ctx.path) : null
     if (!match) return next()
     let token = ''

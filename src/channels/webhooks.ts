@@ -62,10 +62,12 @@ function acknowledge(ctx: Context, account: ChannelAccountRecord) {
  * wait or retry). A request for a deleted or inactive account is acknowledged and ignored, so the
  * provider stops retrying it.
  */
-export const channelWebhooks = (app: Application) => async (ctx: Context, next: Next) => {
+export const channelWebhooks = (app: Application) => (ctx: Context, next: Next) => {
   const match = WEBHOOK_PATH.exec(ctx.path)
-  if (!match) return next()
-  const [, channel, key, statusPath] = match
+  return match ? answerWebhook(app, ctx, match) : next()
+}
+
+async function answerWebhook(app: Application, ctx: Context, [, channel, key, statusPath]: RegExpExecArray) {
   const account = await loadAccount(app, { webhook_key: key, channel })
   if (!account || (statusPath && channel !== 'sms')) throw new NotFound('No webhook at this address')
   const logger = requestLog(app.get('logger'), ctx.state.requestId)

@@ -10,7 +10,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  * merges them with the query string (parsed with qs, so $sort[name]=1 nests) into the one
  * params.query that the services validate; a body filter wins over the same key in the URL.
  */
-export const getBodyQuery = () => async (ctx: Context, next: Next) => {
+export const getBodyQuery = () => (ctx: Context, next: Next) => {
   const fromUrl = ctx.querystring ? qs.parse(ctx.querystring, { depth: 5, arrayLimit: 500 }) : {}
   let query: Record<string, unknown> = fromUrl as Record<string, unknown>
   if (ctx.method === 'GET' || ctx.method === 'DELETE') {
@@ -23,5 +23,5 @@ export const getBodyQuery = () => async (ctx: Context, next: Next) => {
     }
   }
   ctx.feathers = { ...ctx.feathers, query }
-  await next()
+  return next()
 }

@@ -179,9 +179,13 @@ export async function pruneIdempotencyKeys(db: Knex): Promise<number> {
 export const NOT_IDEMPOTENT_PATHS = new Set(['/authentication', '/mcp'])
 
 /** Koa middleware of every POST and PATCH that carries an Idempotency-Key. */
-export const idempotency = (app: Application) => async (ctx: Context, next: Next) => {
+export const idempotency = (app: Application) => (ctx: Context, next: Next) =>
+  (ctx.method !== 'POST' && ctx.method !== 'PATCH') || ctx.headers[HEADER] === undefined || NOT_IDEMPOTENT_PATHS.has(ctx.path)
+    ? next()
+    : answerIdempotently(app, ctx, next)
+
+async function answerIdempotently(app: Application, ctx: Context, next: Next) {
   const header = ctx.get(HEADER)
-  if ((ctx.method !== 'POST' && ctx.method !== 'PATCH') || ctx.headers[HEADER] === undefined || NOT_IDEMPOTENT_PATHS.has(ctx.path)) return next()
   if (!PRINTABLE.test(header)) throw keyError('must be 1 to 255 printable characters')
   const db = app.get('knex')
   const { scope, organizationId } = await scopeOf(app, ctx)

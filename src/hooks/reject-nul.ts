@@ -35,7 +35,7 @@ export function nulPaths(value: unknown, path: string, found: string[] = [], dep
  * in the body or the query (values or keys) is a 400 naming the field, e.g.
  * errors['custom_fields_by_name.Score'] or errors['query.name'].
  */
-export const rejectNulCharacters = () => async (ctx: Context, next: Next) => {
+export const rejectNulCharacters = () => (ctx: Context, next: Next) => {
   const paths = [
     ...nulPaths((ctx.request as any).body, ''),
     ...nulPaths(ctx.feathers?.query, 'query')

@@ -23,8 +23,9 @@ export function apiKeyOf(ctx: Context): string | undefined {
  * with JSON answers (no server-sent event stream: there is nothing to push). GET and DELETE,
  * which open a stream or end a session, have nothing to do here: 405.
  */
-export const mcpEndpoint = (app: Application) => async (ctx: Context, next: Next) => {
-  if (ctx.path !== MCP_PATH) return next()
+export const mcpEndpoint = (app: Application) => (ctx: Context, next: Next) => (ctx.path === MCP_PATH ? answerMcp(app, ctx) : next())
+
+async function answerMcp(app: Application, ctx: Context) {
   if (ctx.method !== 'POST') {
     ctx.set('Allow', 'POST')
     throw new MethodNotAllowed('The MCP endpoint is stateless: send JSON-RPC messages with POST')
