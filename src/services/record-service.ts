@@ -102,7 +102,7 @@ export async function runNamed<T>(db: Knex, name: string, text: string, values: 
   const client = db.client as any
   const connection = await client.acquireConnection()
   try {
-    client.emit('query', { method: 'select', sql: text, bindings: values, __knexUid: connection.__knexUid })
+    client.emit('query', { method: 'select', sql: text, bindings: values, name, __knexUid: connection.__knexUid })
     return (await connection.query({ name, text, values })).rows as T[]
   } finally {
     await client.releaseConnection(connection)
@@ -118,11 +118,23 @@ const PAGE_TOTAL = 'crm_page_total'
  * The total a page's rows carry in `column` (removed from them). An empty page says nothing:
  * past the end ($skip > 0) the count runs on its own, otherwise there is nothing to count.
  */
-async function carriedTotal(rows: Record<string, any>[], column: string, skip: number, count: Knex.QueryBuilder) {
-  const total = rows.length > 0 ? Number(rows[0][column] ?? 0) : skip > 0 ? Number((await count)[0]?.total ?? 0) : 0
+async function carriedTotal(rows: Record<string, any>[], column: string, skip: number, count?: Knex.QueryBuilder) {
+  const total = rows.length > 0 ? Number(rows[0][column] ?? 0) : skip > 0 && count ? Number((await count)[0]?.total ?? 0) : 0
   for (const row of rows) delete row[column]
   return total
 }
+
+/** A page's SQL with its parameters: each binding is a value, or which of the call's values goes there. */
+interface PageStatement {
+  name: string
+  text: string
+  values: (unknown | typeof ORGANIZATION | typeof LIMIT | typeof SKIP)[]
+}
+const ORGANIZATION = Symbol('organization_id')
+const LIMIT = Symbol('$limit')
+const SKIP = Symbol('$skip')
+// Stand-ins the statement is compiled with, told apart by value in its bindings.
+const STAND_IN = { organization: -7_000_003, limit: 3, skip: 5 }
 
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
@@ -156,6 +168,8 @@ export class RecordService<
 > extends KnexService<Result, Data, ServiceParams, PatchData> {
   declare options: RecordServiceOptions
   private wholeOrganizationCount?: string
+  /** The named statements of the first page and of later pages (preparedPage), compiled once each. */
+  private pageStatements = new Map<'first' | 'later', PageStatement | null>()
   /** Where updated_at is read while createQuery builds a query joined to record_changes. */
   private updatedAtColumn?: string
 
@@ -262,6 +276,13 @@ export class RecordService<
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
+    const prepared = paginate && paginate.default ? this.preparedPage(params, filters) : undefined
+    if (prepared) {
+      const rows: Record<string, any>[] = await prepared
+      const page = { limit: filters.$limit, skip: filters.$skip || 0 }
+      // An empty page past the end counts on its own: the builder below does it.
+      if (rows.length > 0 || page.skip === 0) return { total: await carriedTotal(rows, PAGE_TOTAL, 0), ...page, data: rows as Result[] }
+    }
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
     if (params.after) return this.keysetPage(builder, filters.$limit, Boolean(paginate && paginate.default))
     const countQuery = paginate && paginate.default ? this.countQuery(builder, params) : undefined
@@ -329,10 +350,7 @@ export class RecordService<
    * own createQuery take the builder.
    */
   private preparedGet(id: Id, params: ServiceParams): Promise<Result | undefined> | undefined {
-    if (params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg' || this.options.schema) return undefined
-    if (params.withDeleted || params.after || params.customFieldFilters?.length) return undefined
-    // A service that narrows its reads itself (a channel's view of a shared table) keeps the builder.
-    if (this.createQuery !== RecordService.prototype.createQuery || this.knexify !== RecordService.prototype.knexify) return undefined
+    if (!this.servesNamed(params)) return undefined
     const query: Record<string, any> = params.query ?? {}
     // sanitizeQuery adds the paging filters, which mean nothing to a read by primary key.
     for (const key in query) if (key !== 'organization_id' && !PAGING.has(key) && query[key] !== undefined) return undefined
@@ -344,6 +362,60 @@ export class RecordService<
     const live = this.softDelete ? ' AND deleted_at IS NULL' : ''
     const text = `SELECT * FROM "${this.table}" WHERE organization_id = ANY($1) AND id = $2${live} LIMIT 1`
     return runNamed<Result>(this.knex, `crm get ${this.table}${live ? ' live' : ''}`, text, [organizations, id]).then((rows) => rows[0])
+  }
+
+  /**
+   * Whether a read may go as a named statement: nothing asked besides the query (no prepared
+   * builder, transaction, deleted rows, cursor or custom-field filter), on a Postgres server, by
+   * a service that builds its reads the common way (a channel's view of a shared table narrows
+   * them itself and keeps the builder).
+   */
+  private servesNamed(params: ServiceParams) {
+    if (params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg' || this.options.schema) return false
+    if (params.withDeleted || params.after || params.customFieldFilters?.length) return false
+    return this.createQuery === RecordService.prototype.createQuery && this.knexify === RecordService.prototype.knexify
+  }
+
+  /**
+   * The list everybody opens first, a page of one organization's records in the default order
+   * (by id) with its total and no filter, as a named statement: parsed and planned once per
+   * connection, no query builder per request. Its SQL is the builder's own, compiled once per
+   * service with stand-in values (one statement for the first page, one with OFFSET), so the page,
+   * the order and the total (record_counts or a count) are those of the builder's path.
+   */
+  private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }): Promise<Record<string, any>[]> | undefined {
+    if (!filters.$limit || !this.servesNamed(params)) return undefined
+    const query: Record<string, any> = params.query ?? {}
+    for (const key in query) if (key !== 'organization_id' && key !== '$limit' && key !== '$skip' && query[key] !== undefined) return undefined
+    const organization = query.organization_id
+    if (!Number.isSafeInteger(organization)) return undefined
+    const skip = filters.$skip || 0
+    const statement = this.pageStatement(skip > 0 ? 'later' : 'first', params)
+    if (!statement) return undefined
+    const values = statement.values.map((value) => (value === ORGANIZATION ? organization : value === LIMIT ? filters.$limit : value === SKIP ? skip : value))
+    return runNamed(this.knex, statement.name, statement.text, values)
+  }
+
+  private pageStatement(which: 'first' | 'later', like: ServiceParams): PageStatement | null {
+    if (this.pageStatements.has(which)) return this.pageStatements.get(which)!
+    const params = {
+      paginate: like.paginate,
+      query: { organization_id: STAND_IN.organization, $limit: STAND_IN.limit, ...(which === 'later' ? { $skip: STAND_IN.skip } : {}) }
+    } as unknown as ServiceParams
+    const { filters } = this.filterQuery(params)
+    const builder = this.createQuery(params)
+    const count = this.countQuery(builder, params)
+    builder.limit(filters.$limit)
+    if (filters.$skip) builder.offset(filters.$skip)
+    const { sql, bindings } = builder.select(count.as(PAGE_TOTAL)).toSQL().toNative()
+    const stands: Record<number, symbol> = { [STAND_IN.organization]: ORGANIZATION, [STAND_IN.limit]: LIMIT, [STAND_IN.skip]: SKIP }
+    // Any other number in the statement would be ambiguous: such a service keeps the builder.
+    const understood = filters.$limit === STAND_IN.limit && bindings.every((value) => typeof value !== 'number' || value in stands)
+    const statement = understood
+      ? { name: `crm page ${this.table} ${which}`, text: sql, values: bindings.map((value) => (typeof value === 'number' ? stands[value] : value)) }
+      : null
+    this.pageStatements.set(which, statement)
+    return statement
   }
 
   /** One INSERT ... RETURNING, of one record or of a batch (answered in input order). */

@@ -195,6 +195,38 @@ describe('query counts', () => {
       expect((await t.http().get(`/contacts/${contact.id}`).set(tenant.key)).status).toBe(404)
     })
 
+    it("when a list asks for one organization's records and nothing else, then each page is one named statement (on a Postgres server) with the rows, order and total of the builder's SQL", async () => {
+      const other = await createTenant(t, 'Elsewhere too')
+      await t.http().post('/contacts').set(other.key).send({ first_name: 'Not', last_name: 'Yours' }).expect(201)
+      const live = (await t.db('contacts').where({ organization_id: tenant.organization.id }).whereNull('deleted_at').orderBy('id').select('id')).map((row) => row.id)
+      expect(live.length).toBeGreaterThan(10)
+      const names: (string | undefined)[] = []
+      const named = (query: { sql: string; name?: string }) => {
+        if (/from "contacts"/i.test(query.sql)) names.push(query.name)
+      }
+      t.db.on('query', named)
+      for (const $skip of [0, 5, 10]) {
+        const { result, sql } = await countQueries(t.db, () => list('/contacts', { $limit: 5, $skip }))
+        expect(result.body).toMatchObject({ total: live.length, limit: 5, skip: $skip })
+        expect(result.body.data.map((row: any) => row.id)).toEqual(live.slice($skip, $skip + 5))
+        expect(result.body.data[0]).not.toHaveProperty('crm_page_total')
+        expect(result.body.data[0]).not.toHaveProperty('search_name')
+        const reads = sql.filter((statement) => /from "?contacts"?/i.test(statement))
+        expect(reads).toHaveLength(1)
+      }
+      t.db.removeListener('query', named)
+      // The first page and the later ones are one named statement each, announced with its name.
+      if (!isEmbedded(t.db)) expect(names).toEqual(['crm page contacts first', 'crm page contacts later', 'crm page contacts later'])
+      // Past the end: no rows to carry the total, which is then counted on its own.
+      const past = await list('/contacts', { $limit: 5, $skip: live.length + 5 })
+      expect(past.body).toMatchObject({ total: live.length, skip: live.length + 5, data: [] })
+      // Another organization's page holds its own records only; naming it is refused.
+      const theirs = await t.http().get('/contacts').set(other.key).send({ query: {} })
+      expect(theirs.body.total).toBe(1)
+      expect(theirs.body.data.map((row: any) => row.last_name)).toEqual(['Yours'])
+      expect((await list('/contacts', { organization_id: other.organization.id })).status).toBe(403)
+    })
+
     it('when a list has any other filter, then the total is counted on the table itself', async () => {
       const { result, sql } = await countQueries(t.db, () => list('/contacts', { last_name: 'Count' }))
       expect(result.body.total).toBe(PAGE)
