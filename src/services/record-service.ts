@@ -135,6 +135,13 @@ const LIMIT = Symbol('$limit')
 const SKIP = Symbol('$skip')
 // Stand-ins the statement is compiled with, told apart by value in its bindings.
 const STAND_IN = { organization: -7_000_003, limit: 3, skip: 5 }
+/** A name per distinct page statement: a connection refuses one name for two texts (two services on one table). */
+const pageStatementNames = new Map<string, string>()
+const nameOfPage = (table: string, text: string) => {
+  let name = pageStatementNames.get(text)
+  if (!name) pageStatementNames.set(text, (name = `crm page ${table} ${pageStatementNames.size + 1}`))
+  return name
+}
 
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
@@ -366,12 +373,12 @@ export class RecordService<
 
   /**
    * Whether a read may go as a named statement: nothing asked besides the query (no prepared
-   * builder, transaction, deleted rows, cursor or custom-field filter), on a Postgres server, by
+   * builder, adapter options, transaction, deleted rows, cursor or custom-field filter), on a Postgres server, by
    * a service that builds its reads the common way (a channel's view of a shared table narrows
    * them itself and keeps the builder).
    */
   private servesNamed(params: ServiceParams) {
-    if (params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg' || this.options.schema) return false
+    if (params.knex || params.adapter || params.transaction?.trx || this.knex.client.config.client !== 'pg' || this.options.schema) return false
     if (params.withDeleted || params.after || params.customFieldFilters?.length) return false
     return this.createQuery === RecordService.prototype.createQuery && this.knexify === RecordService.prototype.knexify
   }
@@ -403,16 +410,24 @@ export class RecordService<
       query: { organization_id: STAND_IN.organization, $limit: STAND_IN.limit, ...(which === 'later' ? { $skip: STAND_IN.skip } : {}) }
     } as unknown as ServiceParams
     const { filters } = this.filterQuery(params)
-    const builder = this.createQuery(params)
-    const count = this.countQuery(builder, params)
-    builder.limit(filters.$limit)
-    if (filters.$skip) builder.offset(filters.$skip)
-    const { sql, bindings } = builder.select(count.as(PAGE_TOTAL)).toSQL().toNative()
+    let compiled: { sql: string; bindings: readonly unknown[] }
+    try {
+      const builder = this.createQuery(params)
+      const count = this.countQuery(builder, params)
+      builder.limit(filters.$limit)
+      if (filters.$skip) builder.offset(filters.$skip)
+      compiled = builder.select(count.as(PAGE_TOTAL)).toSQL().toNative()
+    } catch {
+      // A service that cannot build the canonical list (it refuses the filter) keeps the builder.
+      this.pageStatements.set(which, null)
+      return null
+    }
+    const { sql, bindings } = compiled
     const stands: Record<number, symbol> = { [STAND_IN.organization]: ORGANIZATION, [STAND_IN.limit]: LIMIT, [STAND_IN.skip]: SKIP }
     // Any other number in the statement would be ambiguous: such a service keeps the builder.
     const understood = filters.$limit === STAND_IN.limit && bindings.every((value) => typeof value !== 'number' || value in stands)
     const statement = understood
-      ? { name: `crm page ${this.table} ${which}`, text: sql, values: bindings.map((value) => (typeof value === 'number' ? stands[value] : value)) }
+      ? { name: nameOfPage(this.table, sql), text: sql, values: bindings.map((value) => (typeof value === 'number' ? stands[value] : value)) }
       : null
     this.pageStatements.set(which, statement)
     return statement

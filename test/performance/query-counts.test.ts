@@ -216,7 +216,10 @@ describe('query counts', () => {
       }
       t.db.removeListener('query', named)
       // The first page and the later ones are one named statement each, announced with its name.
-      if (!isEmbedded(t.db)) expect(names).toEqual(['crm page contacts first', 'crm page contacts later', 'crm page contacts later'])
+      if (!isEmbedded(t.db)) {
+        expect(names).toEqual([expect.stringMatching(/^crm page contacts \d+$/), expect.stringMatching(/^crm page contacts \d+$/), names[1]])
+        expect(names[0]).not.toBe(names[1])
+      }
       // Past the end: no rows to carry the total, which is then counted on its own.
       const past = await list('/contacts', { $limit: 5, $skip: live.length + 5 })
       expect(past.body).toMatchObject({ total: live.length, skip: live.length + 5, data: [] })
