@@ -27,6 +27,25 @@ export const representRecord =
   }
 
 /**
+ * The resolver of a column that is never sent (a hash, a storage column): the external resolvers
+ * name it for each hidden property, and resolveRecord sets those without a call.
+ */
+export const hidden = async (): Promise<undefined> => undefined
+
+/** A resolver's properties: those it hides, and those it resolves (sorted once per resolver). */
+const propertiesOf = new WeakMap<Resolver<any, HookContext>, { hides: string[]; resolves: string[] }>()
+function splitProperties(resolver: Resolver<any, HookContext>) {
+  let split = propertiesOf.get(resolver)
+  if (!split) {
+    const names = resolver.propertyNames as string[]
+    const properties = resolver.options.properties as Record<string, unknown>
+    split = { hides: names.filter((name) => properties[name] === hidden), resolves: names.filter((name) => properties[name] !== hidden) }
+    propertiesOf.set(resolver, split)
+  }
+  return split
+}
+
+/**
  * Resolver.resolve for one record, without its promise per column: Feathers' resolve awaits an
  * async function for every property of the record (about 20 for a contact) to copy values that
  * have no resolver. Here the record is copied once and only the resolver's own properties are
@@ -37,14 +56,16 @@ export const representRecord =
 export async function resolveRecord(resolver: Resolver<any, HookContext>, data: Row, context: HookContext, status?: Partial<ResolverStatus<any, HookContext>>): Promise<Row> {
   const { converter, schema } = resolver.options
   if (converter || schema || Array.isArray(status?.properties)) return resolver.resolve(data, context, status)
-  const names = resolver.propertyNames as string[]
-  if (names.length === 0) return data
+  const { hides, resolves } = splitProperties(resolver)
+  if (hides.length === 0 && resolves.length === 0) return data
   // A spread clone keeps the record's hidden class (V8 copies it in one step, and JSON.stringify
   // walks it fast); a property the resolver resolves to undefined stays as undefined, which no
   // transport writes, instead of being deleted (a delete would turn the object into a dictionary).
   const result: Row = { ...data }
+  for (const name of hides) result[name] = undefined
+  if (resolves.length === 0) return result
   let errors: Record<string, unknown> | undefined
-  await Promise.all(names.map(async (name) => {
+  await Promise.all(resolves.map(async (name) => {
     try {
       result[name] = await resolver.resolveProperty(name as any, data, context, status)
     } catch (error: any) {

@@ -4,6 +4,7 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 export const API_KEY_SCOPES = ['read', 'write'] as const
 
@@ -28,7 +29,7 @@ export const apiKeySchema = Type.Object(
 )
 export type ApiKey = Static<typeof apiKeySchema>
 export const apiKeyExternalResolver = resolve<ApiKey, HookContext>({
-  key_hash: async () => undefined
+  key_hash: hidden
 })
 
 const settable = {

@@ -4,6 +4,7 @@ import type { Static, TObject } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 export const ACCOUNT_CHANNELS = ['whatsapp', 'instagram', 'messenger', 'sms', 'webchat'] as const
 export type AccountChannel = (typeof ACCOUNT_CHANNELS)[number]
@@ -122,7 +123,7 @@ export const channelAccountResolver = resolve<any, HookContext>({
 
 /** Storage columns never leave the service: the encrypted credentials, the webhook key (inside webhook_url), the provider id. */
 export const channelAccountExternalResolver = resolve<any, HookContext>({
-  credentials: async () => undefined,
-  webhook_key: async () => undefined,
-  provider_id: async () => undefined
+  credentials: hidden,
+  webhook_key: hidden,
+  provider_id: hidden
 })

@@ -5,6 +5,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, UserSummary, listQuery, softDeleteTimestamps, searchResult, termSearch, ExternalId } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
 
@@ -33,7 +34,7 @@ export const companyResolver = resolve<Company, HookContext>({
   custom_fields_by_name: virtual(customFieldsOutput<Company>('company', 'name'))
 })
 export const companyExternalResolver = resolve<Company, HookContext>({
-  custom_fields: async () => undefined
+  custom_fields: hidden
 } as any)
 
 const writable = {

@@ -5,6 +5,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
@@ -44,9 +45,9 @@ export const contactResolver = resolve<Contact, HookContext>({
   custom_fields_by_name: virtual(customFieldsOutput<Contact>('contact', 'name'))
 })
 export const contactExternalResolver = resolve<Contact, HookContext>({
-  custom_fields: async () => undefined,
-  phone_normalized: async () => undefined,
-  search_name: async () => undefined
+  custom_fields: hidden,
+  phone_normalized: hidden,
+  search_name: hidden
 } as any)
 
 const writable = {

@@ -16,7 +16,7 @@ import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.
  * Use in a service (see companies.ts and contacts.ts):
  *   before: { create: [..., storeCustomFieldValues('contact', 'name')], patch: [..., storeCustomFieldValues('contact', 'name')] }
  *   result resolver: custom_fields_by_name: virtual(customFieldsOutput<Contact>('contact', 'name'))
- *   external resolver: custom_fields: async () => undefined   (hides the raw storage column)
+ *   external resolver: custom_fields: hidden   (hides the raw storage column)
  */
 
 export type CustomFieldAddressing = 'name' | 'key'

@@ -7,6 +7,7 @@ import { CalendarDate, DecimalString, MoneyInput, Nullable, RecordId, Timestamp,
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
 import { embeddedDealProductSchema } from '../deal-products/deal-products.schema.js'
 import { CurrencyCode } from './money.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 export const DEAL_STATUSES = ['open', 'won', 'lost'] as const
 export type DealStatus = (typeof DEAL_STATUSES)[number]
@@ -62,7 +63,7 @@ export const dealResolver = resolve<Deal, HookContext>({
   custom_fields_by_name: virtual(customFieldsOutput('deal', 'name'))
 })
 export const dealExternalResolver = resolve<Deal, HookContext>({
-  custom_fields: async () => undefined
+  custom_fields: hidden
 } as any)
 
 const writable = {

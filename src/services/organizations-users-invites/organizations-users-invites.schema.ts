@@ -5,6 +5,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { Role } from '../organizations-users/organizations-users.schema.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 /**
  * Stored statuses are 'pending' and 'accepted'. 'expired' is how a pending invitation past its
@@ -46,7 +47,7 @@ export const invitationResolver = resolve<Invitation, HookContext>({
     value === 'pending' && new Date(invitation.expires_at).getTime() <= Date.now() ? 'expired' : value
 })
 export const invitationExternalResolver = resolve<Invitation, HookContext>({
-  token_hash: async () => undefined
+  token_hash: hidden
 })
 
 export const invitationDataSchema = Type.Object(

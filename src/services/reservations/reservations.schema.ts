@@ -5,6 +5,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { hidden } from '../../hooks/resolve-records.js'
 
 export const RESERVATION_STATUSES = ['pending', 'confirmed', 'cancelled', 'completed', 'no_show'] as const
 export type ReservationStatus = (typeof RESERVATION_STATUSES)[number]
@@ -63,8 +64,8 @@ export const reservationResolver = resolve<Reservation, HookContext>({
   custom_fields_by_key: virtual(customFieldsOutput('reservation', 'key'))
 })
 export const reservationExternalResolver = resolve<Reservation, HookContext>({
-  custom_fields: async () => undefined,
-  manage_token_hash: async () => undefined
+  custom_fields: hidden,
+  manage_token_hash: hidden
 } as any)
 
 const p = reservationSchema.properties
