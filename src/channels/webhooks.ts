@@ -70,8 +70,6 @@ export const channelWebhooks = (app: Application) => (ctx: Context, next: Next) 
 async function answerWebhook(app: Application, ctx: Context, [, channel, key, statusPath]: RegExpExecArray) {
   const account = await loadAccount(app, { webhook_key: key, channel })
   if (!account || (statusPath && channel !== 'sms')) throw new NotFound('No webhook at this address')
-  const logger = requestLog(app.get('logger'), ctx.state.requestId)
-
   if (ctx.method === 'GET' && META_CHANNELS.includes(account.channel) && !account.deleted_at) {
     const challenge = metaChallenge(ctx.query, account)
     if (challenge === undefined) throw new Forbidden('The verify token does not match')
@@ -84,7 +82,7 @@ async function answerWebhook(app: Application, ctx: Context, [, channel, key, st
 
   const rawBody = await rawBodyOf(ctx)
   if (account.deleted_at || !account.is_active) {
-    logger.info({ channel_account_id: account.id, channel }, 'channels: webhook for a deleted or inactive account acknowledged and ignored')
+    requestLog(app.get('logger'), ctx.state.requestId).info({ channel_account_id: account.id, channel }, 'channels: webhook for a deleted or inactive account acknowledged and ignored')
     return acknowledge(ctx, account)
   }
   const variant = statusPath ? 'status' : 'message'

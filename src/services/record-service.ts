@@ -143,6 +143,13 @@ const nameOfPage = (table: string, text: string) => {
   return name
 }
 
+/** The builder limited to the page the filters ask for. */
+const paged = (builder: Knex.QueryBuilder, filters: { $limit?: number; $skip?: number }) => {
+  if (filters.$limit) builder.limit(filters.$limit)
+  if (filters.$skip) builder.offset(filters.$skip)
+  return builder
+}
+
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 
 /**
@@ -283,20 +290,19 @@ export class RecordService<
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
-    const prepared = paginate && paginate.default ? this.preparedPage(params, filters) : undefined
+    const paginated = Boolean(paginate && paginate.default)
+    const page = { limit: filters.$limit, skip: filters.$skip || 0 }
+    const prepared = paginated ? this.preparedPage(params, filters) : undefined
     if (prepared) {
       const rows: Record<string, any>[] = await prepared
-      const page = { limit: filters.$limit, skip: filters.$skip || 0 }
       // An empty page past the end counts on its own: the builder below does it.
       if (rows.length > 0 || page.skip === 0) return { total: await carriedTotal(rows, PAGE_TOTAL, 0), ...page, data: rows as Result[] }
     }
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
-    if (params.after) return this.keysetPage(builder, filters.$limit, Boolean(paginate && paginate.default))
-    const countQuery = paginate && paginate.default ? this.countQuery(builder, params) : undefined
-    if (filters.$limit) builder.limit(filters.$limit)
-    if (filters.$skip) builder.offset(filters.$skip)
+    if (params.after) return this.keysetPage(builder, filters.$limit, paginated)
+    const countQuery = paginated ? this.countQuery(builder, params) : undefined
+    paged(builder, filters)
     if (!countQuery) return filters.$limit === 0 ? [] : builder
-    const page = { limit: filters.$limit, skip: filters.$skip || 0 }
     if (filters.$limit === 0) return { total: Number((await countQuery)[0]?.total ?? 0), ...page, data: [] }
     // The page carries its total in one statement (an uncorrelated scalar subquery, run once),
     // one round trip instead of two; only a page past the end counts on its own.
@@ -414,9 +420,7 @@ export class RecordService<
     try {
       const builder = this.createQuery(params)
       const count = this.countQuery(builder, params)
-      builder.limit(filters.$limit)
-      if (filters.$skip) builder.offset(filters.$skip)
-      compiled = builder.select(count.as(PAGE_TOTAL)).toSQL().toNative()
+      compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
       // A service that cannot build the canonical list (it refuses the filter) keeps the builder.
       this.pageStatements.set(which, null)
