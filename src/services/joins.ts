@@ -21,7 +21,8 @@ export interface JoinSpec {
 
 /**
  * Attaches related records to a page of rows with one query per related table, however long the
- * page: the batch-loading half of every fastJoin flag and every joined single read. Relations
+ * page: every joined single read, and the lists that cannot carry their relations in their own
+ * statement (inlineRelationSql: a subclass's own list query, a loader of its own). Relations
  * on the same table loaded the same way (an activity's creator and assignee, both users) share
  * that one query, and on a Postgres server the queries of one page travel in one round trip.
  */
@@ -82,6 +83,31 @@ async function loadAll(db: Knex, loads: RelationLoad[]): Promise<Map<JoinSpec, R
     : await Promise.all(loads.map((load) => server ? loadNamed(db, load) : loadBuilt(db, load)))
   return new Map(loads.map((load, i) => [load.spec, results[i]]))
 }
+
+/**
+ * A relation as a column of the page's own statement: a correlated scalar subquery that builds
+ * the related record as JSON (its columns in the spec's order, null when absent, deleted or of
+ * another organization), so a joined page is one statement and one round trip instead of two.
+ * Each row's lookup is one probe of the related table's primary key. The columns go through
+ * JSON, so a spec's columns must be of types JSON keeps as the driver reads them: text, integers
+ * (int4), booleans, JSON; test/performance/inline-joins.test.ts compares every resource's list
+ * relations read both ways.
+ */
+export function inlineRelationSql(spec: JoinSpec, outer: string) {
+  const table = quote(spec.table)
+  const tenant = spec.tenant !== false
+  const fields = spec.columns.map((column) => `'${column.replace(/'/g, "''")}', ${spec.computed?.[column] ?? `${table}.${quote(column)}`}`)
+  return `(SELECT json_build_object(${fields.join(', ')}) FROM ${table} WHERE ${table}.id = ${quote(outer)}.${quote(spec.from)}` +
+    (tenant ? ` AND ${table}.organization_id = ${quote(outer)}.organization_id` : '') +
+    (tenant && !spec.withDeleted ? ` AND ${table}.deleted_at IS NULL` : '') +
+    `) AS ${quote(spec.as)}`
+}
+
+/**
+ * Whether a page of `outer` can carry these relations in its own statement: each related table
+ * is another table (inside the subquery the related table's name would hide the outer one).
+ */
+export const inlinable = (specs: JoinSpec[], outer: string) => specs.length > 0 && specs.every((spec) => spec.table !== outer)
 
 /** The SELECT of one load; `ids` and `organizations` are SQL expressions of integer arrays. */
 function relationSql({ spec, columns }: RelationLoad, ids: string, organizations: string) {

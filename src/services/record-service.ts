@@ -5,6 +5,8 @@ import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import { containsPattern } from './like.js'
+import { inlinable, inlineRelationSql } from './joins.js'
+import type { JoinSpec } from './joins.js'
 
 /** Rows of another table that live and die with a record: deleting the record soft-deletes them. */
 export interface SoftDeleteCascade {
@@ -47,6 +49,8 @@ declare module '@feathersjs/feathers' {
     /** $after: a keyset page, the records after this (updated_at, id) in the $sort direction. */
     after?: KeysetCursor
     customFieldFilters?: CustomFieldFilter[]
+    /** The relations a list attaches to its records, which RecordService may read in the list's own statement (joinedInline). */
+    listJoins?: JoinSpec[]
   }
 }
 
@@ -153,6 +157,18 @@ export const WIRE_TYPES: WireTypes = {
 const typesFor = (params: { provider?: string }, db: Knex) =>
   params.provider && db.client.config.client === 'pg' ? WIRE_TYPES : undefined
 
+/**
+ * The lists (a page, or an array without pagination) whose records came with the relations of
+ * params.listJoins from their own statement: the join hook has nothing left to attach to them.
+ */
+export const joinedInline = new WeakSet<object>()
+
+/** The select columns of a service's list relations, and the key its page statements are cached under. */
+interface InlineJoins {
+  columns: string[]
+  key: string
+}
+
 /** The filters of a list that do not change which record a read by id returns. */
 const PAGING = new Set(['$limit', '$skip', '$sort'])
 /** The column a list page's rows carry their total in, removed before the page is answered. */
@@ -227,7 +243,9 @@ export class RecordService<
   declare options: RecordServiceOptions
   private wholeOrganizationCount?: string
   /** The named statements of the first page and of later pages (preparedPage), compiled once each. */
-  private pageStatements = new Map<'first' | 'later', PageStatement | null>()
+  private pageStatements = new Map<string, PageStatement | null>()
+  /** The inline form of each set of list relations this service was asked for. */
+  private inlineJoinColumns = new WeakMap<JoinSpec[], InlineJoins | null>()
   /** Where updated_at is read while createQuery builds a query joined to record_changes. */
   private updatedAtColumn?: string
 
@@ -333,22 +351,31 @@ export class RecordService<
 
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
+    const joins = this.inlineJoins(params)
+    const result = await this.findRecords(params, joins)
+    if (joins) joinedInline.add(result)
+    return result
+  }
+
+  /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
+  private async findRecords(params: ServiceParams, joins: InlineJoins | undefined): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
     const paginated = Boolean(paginate && paginate.default)
     const page = { limit: filters.$limit, skip: filters.$skip || 0 }
-    const prepared = paginated ? this.preparedPage(params, filters) : undefined
+    const prepared = paginated ? this.preparedPage(params, filters, joins) : undefined
     if (prepared) {
       const rows: Record<string, any>[] = await prepared
       // An empty page past the end counts on its own: the builder below does it.
       if (rows.length > 0 || page.skip === 0) return { total: await carriedTotal(rows, PAGE_TOTAL, 0), ...page, data: rows as Result[] }
     }
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
+    if (joins) builder.select(joins.columns.map((column) => this.knex.raw(column)))
     const types = typesFor(params, this.knex)
     if (types) builder.options({ types })
     if (params.after) return this.keysetPage(builder, filters.$limit, paginated)
     const countQuery = paginated ? this.countQuery(builder, params) : undefined
     paged(builder, filters)
-    if (!countQuery) return filters.$limit === 0 ? [] : builder
+    if (!countQuery) return filters.$limit === 0 ? [] : await builder
     if (filters.$limit === 0) return { total: Number((await countQuery)[0]?.total ?? 0), ...page, data: [] }
     // The page carries its total in one statement (an uncorrelated scalar subquery, run once),
     // one round trip instead of two; only a page past the end counts on its own.
@@ -449,21 +476,22 @@ export class RecordService<
    * service with stand-in values (one statement for the first page, one with OFFSET), so the page,
    * the order and the total (record_counts or a count) are those of the builder's path.
    */
-  private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }): Promise<Record<string, any>[]> | undefined {
+  private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins): Promise<Record<string, any>[]> | undefined {
     if (!filters.$limit || !this.servesNamed(params)) return undefined
     const query: Record<string, any> = params.query ?? {}
     for (const key in query) if (key !== 'organization_id' && key !== '$limit' && key !== '$skip' && query[key] !== undefined) return undefined
     const organization = query.organization_id
     if (!Number.isSafeInteger(organization)) return undefined
     const skip = filters.$skip || 0
-    const statement = this.pageStatement(skip > 0 ? 'later' : 'first', params)
+    const statement = this.pageStatement(skip > 0 ? 'later' : 'first', params, joins)
     if (!statement) return undefined
     const values = statement.values.map((value) => (value === ORGANIZATION ? organization : value === LIMIT ? filters.$limit : value === SKIP ? skip : value))
     return runNamed(this.knex, statement.name, statement.text, values, typesFor(params, this.knex))
   }
 
-  private pageStatement(which: 'first' | 'later', like: ServiceParams): PageStatement | null {
-    if (this.pageStatements.has(which)) return this.pageStatements.get(which)!
+  private pageStatement(which: 'first' | 'later', like: ServiceParams, joins?: InlineJoins): PageStatement | null {
+    const key = joins ? `${which} ${joins.key}` : which
+    if (this.pageStatements.has(key)) return this.pageStatements.get(key)!
     const params = {
       paginate: like.paginate,
       query: { organization_id: STAND_IN.organization, $limit: STAND_IN.limit, ...(which === 'later' ? { $skip: STAND_IN.skip } : {}) }
@@ -473,10 +501,11 @@ export class RecordService<
     try {
       const builder = this.createQuery(params)
       const count = this.countQuery(builder, params)
+      if (joins) builder.select(joins.columns.map((column) => this.knex.raw(column)))
       compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
       // A service that cannot build the canonical list (it refuses the filter) keeps the builder.
-      this.pageStatements.set(which, null)
+      this.pageStatements.set(key, null)
       return null
     }
     const { sql, bindings } = compiled
@@ -486,8 +515,28 @@ export class RecordService<
     const statement = understood
       ? { name: nameOfPage(this.table, sql), text: sql, values: bindings.map((value) => (typeof value === 'number' ? stands[value] : value)) }
       : null
-    this.pageStatements.set(which, statement)
+    this.pageStatements.set(key, statement)
     return statement
+  }
+
+  /**
+   * The list relations the call asks for (params.listJoins, set by the resource's join hook) as
+   * columns of the list's own statement: one statement and one round trip for a joined page, where
+   * loading them after the page costs a second (joins.ts batches them into one). Only for lists
+   * this class builds itself (no prepared builder, no createQuery or knexify of a subclass, which
+   * may alias the table) and relations to other tables; otherwise the hook loads them in a batch.
+   */
+  private inlineJoins(params: ServiceParams): InlineJoins | undefined {
+    const specs = params.listJoins
+    if (!specs || params.knex) return undefined
+    if (this.createQuery !== RecordService.prototype.createQuery || this.knexify !== RecordService.prototype.knexify) return undefined
+    let inline = this.inlineJoinColumns.get(specs)
+    if (inline === undefined) {
+      const columns = inlinable(specs, this.table) ? specs.map((spec) => inlineRelationSql(spec, this.table)) : null
+      inline = columns && { columns, key: columns.join(', ') }
+      this.inlineJoinColumns.set(specs, inline)
+    }
+    return inline ?? undefined
   }
 
   /** One INSERT ... RETURNING, of one record or of a batch (answered in input order). */

@@ -21,6 +21,7 @@ import { definitionsFor, storeCustomFieldValues, valueProblem } from './custom-f
 import type { CustomFieldDefinition } from './custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
 import type { CustomFieldFilter } from './record-service.js'
+import { joinedInline } from './record-service.js'
 import { attachRelations } from './joins.js'
 import type { JoinSpec } from './joins.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
@@ -230,6 +231,17 @@ const selectFields = async (context: HookContext, next: NextFunction) => {
   if (context.dispatch) context.dispatch = await mapRecords(context.dispatch, pick)
 }
 
+/**
+ * A list that attaches relations of its own rows only (no loader of its own) tells the service
+ * which (params.listJoins): a RecordService then reads them in the page's own statement.
+ */
+function offerListJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
+  const specs = joins.list?.every((relation) => typeof relation !== 'function') ? (joins.list as JoinSpec[]) : undefined
+  return (context) => {
+    if (specs && (!joins.flag || context.params.joinList)) context.params.listJoins = specs
+  }
+}
+
 /** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
 function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
   const attach = async (db: Knex, rows: Record<string, any>[], relations: Relation[]) => {
@@ -242,6 +254,7 @@ function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): Resour
     // Inside the call's transaction, when it runs in one (it may hold the only connection).
     const db = databaseOf(context)
     if (context.method === 'find') {
+      if (joinedInline.has(result)) return
       if (joins.list && (!joins.flag || context.params.joinList)) await attach(db, result.data ?? result, joins.list)
     } else if (joins.record) {
       await attach(db, [result], joins.record)
@@ -410,7 +423,11 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
     all: [validateQueries(options, flags), bodyOf(Boolean(batchWrites)), scopeFor(options)],
-    find: [...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []), ...(rules.find ?? [])],
+    find: [
+      ...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []),
+      ...(rules.find ?? []),
+      ...(options.joins ? [offerListJoins(options.joins)] : [])
+    ],
     get: rules.get ?? [],
     create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],

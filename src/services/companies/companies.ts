@@ -2,6 +2,7 @@ import type { Application } from '../../declarations.js'
 import { byExternalId } from '../batch-writes.js'
 import { tenantResource } from '../tenant-resource.js'
 import { USER_SUMMARY } from '../joins.js'
+import type { JoinSpec } from '../joins.js'
 import { CompanyService, getOptions } from './companies.class.js'
 import {
   companyDataResolver, companyDataSchema, companyDataValidator, companyExternalResolver, companyPatchResolver,
@@ -12,6 +13,12 @@ import { companyMethods, companyPath } from './companies.shared.js'
 
 export * from './companies.class.js'
 export * from './companies.schema.js'
+
+/** fastJoinForCompanyList: who created the company and who owns it. */
+export const CREATOR_AND_OWNER: JoinSpec[] = [
+  { from: 'created_by_user_id', as: 'creator', table: 'users', columns: USER_SUMMARY, tenant: false },
+  { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: USER_SUMMARY, tenant: false }
+]
 
 export const company = (app: Application) =>
   tenantResource(app, {
@@ -34,10 +41,7 @@ export const company = (app: Application) =>
     },
     joins: {
       flag: 'fastJoinForCompanyList',
-      list: [
-        { from: 'created_by_user_id', as: 'creator', table: 'users', columns: USER_SUMMARY, tenant: false },
-        { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: USER_SUMMARY, tenant: false }
-      ]
+      list: CREATOR_AND_OWNER
     },
     custom: {
       search: {
