@@ -163,10 +163,10 @@ const typesFor = (params: { provider?: string }, db: Knex) =>
  */
 export const joinedInline = new WeakSet<object>()
 
-/** The select columns of a service's list relations, and the key its page statements are cached under. */
+/** The select columns of a service's list relations, and its page statements with those columns (preparedPage). */
 interface InlineJoins {
   columns: string[]
-  key: string
+  pageStatements: Map<'first' | 'later', PageStatement | null>
 }
 
 /** The filters of a list that do not change which record a read by id returns. */
@@ -243,7 +243,7 @@ export class RecordService<
   declare options: RecordServiceOptions
   private wholeOrganizationCount?: string
   /** The named statements of the first page and of later pages (preparedPage), compiled once each. */
-  private pageStatements = new Map<string, PageStatement | null>()
+  private pageStatements = new Map<'first' | 'later', PageStatement | null>()
   /** The inline form of each set of list relations this service was asked for. */
   private inlineJoinColumns = new WeakMap<JoinSpec[], InlineJoins | null>()
   /** Where updated_at is read while createQuery builds a query joined to record_changes. */
@@ -490,8 +490,8 @@ export class RecordService<
   }
 
   private pageStatement(which: 'first' | 'later', like: ServiceParams, joins?: InlineJoins): PageStatement | null {
-    const key = joins ? `${which} ${joins.key}` : which
-    if (this.pageStatements.has(key)) return this.pageStatements.get(key)!
+    const statements = joins?.pageStatements ?? this.pageStatements
+    if (statements.has(which)) return statements.get(which)!
     const params = {
       paginate: like.paginate,
       query: { organization_id: STAND_IN.organization, $limit: STAND_IN.limit, ...(which === 'later' ? { $skip: STAND_IN.skip } : {}) }
@@ -505,7 +505,7 @@ export class RecordService<
       compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
       // A service that cannot build the canonical list (it refuses the filter) keeps the builder.
-      this.pageStatements.set(key, null)
+      statements.set(which, null)
       return null
     }
     const { sql, bindings } = compiled
@@ -515,7 +515,7 @@ export class RecordService<
     const statement = understood
       ? { name: nameOfPage(this.table, sql), text: sql, values: bindings.map((value) => (typeof value === 'number' ? stands[value] : value)) }
       : null
-    this.pageStatements.set(key, statement)
+    statements.set(which, statement)
     return statement
   }
 
@@ -533,7 +533,7 @@ export class RecordService<
     let inline = this.inlineJoinColumns.get(specs)
     if (inline === undefined) {
       const columns = inlinable(specs, this.table) ? specs.map((spec) => inlineRelationSql(spec, this.table)) : null
-      inline = columns && { columns, key: columns.join(', ') }
+      inline = columns && { columns, pageStatements: new Map() }
       this.inlineJoinColumns.set(specs, inline)
     }
     return inline ?? undefined
