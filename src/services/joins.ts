@@ -22,7 +22,7 @@ export interface JoinSpec {
 /**
  * Attaches related records to a page of rows with one query per related table, however long the
  * page: every joined single read, and the lists that cannot carry their relations in their own
- * statement (inlineRelationSql: a subclass's own list query, a loader of its own). Relations
+ * statement (inlineRelationsSelect: a subclass's own list query, a loader of its own). Relations
  * on the same table loaded the same way (an activity's creator and assignee, both users) share
  * that one query, and on a Postgres server the queries of one page travel in one round trip.
  */
@@ -85,29 +85,37 @@ async function loadAll(db: Knex, loads: RelationLoad[]): Promise<Map<JoinSpec, R
 }
 
 /**
- * A relation as a column of the page's own statement: a correlated scalar subquery that builds
- * the related record as JSON (its columns in the spec's order, null when absent, deleted or of
- * another organization), so a joined page is one statement and one round trip instead of two.
- * Each row's lookup is one probe of the related table's primary key. The columns go through
- * JSON, so a spec's columns must be of types JSON keeps as the driver reads them: text, integers
- * (int4), booleans, JSON; test/performance/inline-joins.test.ts compares every resource's list
- * relations read both ways.
+ * The rows of a related table a relation may join, whichever way it is loaded: the ones `id`
+ * names, of the `organization` given for a tenant table (users are global), live unless the
+ * relation takes deleted ones. `id` and `organization` complete a comparison (`= ANY($1)`,
+ * `= "deals".organization_id`); `table` qualifies the columns.
  */
-export function inlineRelationSql(spec: JoinSpec, outer: string) {
-  const table = quote(spec.table)
+function relationWhere(spec: JoinSpec, table: string, id: string, organization: string) {
   const tenant = spec.tenant !== false
-  const fields = spec.columns.map((column) => `'${column.replace(/'/g, "''")}', ${spec.computed?.[column] ?? `${table}.${quote(column)}`}`)
-  return `(SELECT json_build_object(${fields.join(', ')}) FROM ${table} WHERE ${table}.id = ${quote(outer)}.${quote(spec.from)}` +
-    (tenant ? ` AND ${table}.organization_id = ${quote(outer)}.organization_id` : '') +
-    (tenant && !spec.withDeleted ? ` AND ${table}.deleted_at IS NULL` : '') +
-    `) AS ${quote(spec.as)}`
+  return `WHERE ${table}id ${id}` +
+    (tenant ? ` AND ${table}organization_id ${organization}` : '') +
+    (tenant && !spec.withDeleted ? ` AND ${table}deleted_at IS NULL` : '')
 }
 
 /**
- * Whether a page of `outer` can carry these relations in its own statement: each related table
- * is another table (inside the subquery the related table's name would hide the outer one).
+ * A list's relations as columns of its own statement, or null when they cannot be (a relation
+ * to the list's own table, whose name inside the subquery would hide the outer one). Each is a
+ * correlated scalar subquery that builds the related record as JSON (its columns in the spec's
+ * order, null when absent, deleted or of another organization), so a joined page is one
+ * statement and one round trip instead of two; each row's lookup is one probe of the related
+ * table's primary key. The columns go through JSON, so a spec's columns must be of types JSON
+ * keeps as the driver reads them: text, integers (int4), booleans, JSON;
+ * test/performance/inline-joins.test.ts compares every resource's list relations read both ways.
  */
-export const inlinable = (specs: JoinSpec[], outer: string) => specs.length > 0 && specs.every((spec) => spec.table !== outer)
+export function inlineRelationsSelect(specs: JoinSpec[], outer: string): string | null {
+  if (specs.length === 0 || specs.some((spec) => spec.table === outer)) return null
+  return specs.map((spec) => {
+    const table = quote(spec.table)
+    const fields = spec.columns.map((column) => `'${column.replace(/'/g, "''")}', ${spec.computed?.[column] ?? `${table}.${quote(column)}`}`)
+    const row = (column: string) => `= ${quote(outer)}.${quote(column)}`
+    return `(SELECT json_build_object(${fields.join(', ')}) FROM ${table} ${relationWhere(spec, `${table}.`, row(spec.from), row('organization_id'))}) AS ${quote(spec.as)}`
+  }).join(', ')
+}
 
 /** The SELECT of one load; `ids` and `organizations` are SQL expressions of integer arrays. */
 function relationSql({ spec, columns }: RelationLoad, ids: string, organizations: string) {
@@ -117,9 +125,7 @@ function relationSql({ spec, columns }: RelationLoad, ids: string, organizations
     ...Object.entries(spec.computed ?? {}).map(([name, sql]) => `${sql} AS ${quote(name)}`),
     ...(tenant ? ['organization_id'] : [])
   ]
-  return `SELECT ${selection.join(', ')} FROM ${quote(spec.table)} WHERE id = ANY(${ids})` +
-    (tenant ? ` AND organization_id = ANY(${organizations})` : '') +
-    (tenant && !spec.withDeleted ? ' AND deleted_at IS NULL' : '')
+  return `SELECT ${selection.join(', ')} FROM ${quote(spec.table)} ${relationWhere(spec, '', `= ANY(${ids})`, `= ANY(${organizations})`)}`
 }
 
 /**

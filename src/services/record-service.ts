@@ -5,7 +5,7 @@ import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import { containsPattern } from './like.js'
-import { inlinable, inlineRelationSql } from './joins.js'
+import { inlineRelationsSelect } from './joins.js'
 import type { JoinSpec } from './joins.js'
 
 /** Rows of another table that live and die with a record: deleting the record soft-deletes them. */
@@ -163,9 +163,9 @@ const typesFor = (params: { provider?: string }, db: Knex) =>
  */
 export const joinedInline = new WeakSet<object>()
 
-/** The select columns of a service's list relations, and its page statements with those columns (preparedPage). */
+/** The select list of a service's list relations, and its page statements with those columns (preparedPage). */
 interface InlineJoins {
-  columns: string[]
+  select: string
   pageStatements: Map<'first' | 'later', PageStatement | null>
 }
 
@@ -369,7 +369,7 @@ export class RecordService<
       if (rows.length > 0 || page.skip === 0) return { total: await carriedTotal(rows, PAGE_TOTAL, 0), ...page, data: rows as Result[] }
     }
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
-    if (joins) builder.select(joins.columns.map((column) => this.knex.raw(column)))
+    if (joins) builder.select(this.knex.raw(joins.select))
     const types = typesFor(params, this.knex)
     if (types) builder.options({ types })
     if (params.after) return this.keysetPage(builder, filters.$limit, paginated)
@@ -501,7 +501,7 @@ export class RecordService<
     try {
       const builder = this.createQuery(params)
       const count = this.countQuery(builder, params)
-      if (joins) builder.select(joins.columns.map((column) => this.knex.raw(column)))
+      if (joins) builder.select(this.knex.raw(joins.select))
       compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
       // A service that cannot build the canonical list (it refuses the filter) keeps the builder.
@@ -532,8 +532,8 @@ export class RecordService<
     if (this.createQuery !== RecordService.prototype.createQuery || this.knexify !== RecordService.prototype.knexify) return undefined
     let inline = this.inlineJoinColumns.get(specs)
     if (inline === undefined) {
-      const columns = inlinable(specs, this.table) ? specs.map((spec) => inlineRelationSql(spec, this.table)) : null
-      inline = columns && { columns, pageStatements: new Map() }
+      const select = inlineRelationsSelect(specs, this.table)
+      inline = select === null ? null : { select, pageStatements: new Map() }
       this.inlineJoinColumns.set(specs, inline)
     }
     return inline ?? undefined

@@ -238,9 +238,13 @@ const selectFields = async (context: HookContext, next: NextFunction) => {
 function offerListJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
   const specs = joins.list?.every((relation) => typeof relation !== 'function') ? (joins.list as JoinSpec[]) : undefined
   return (context) => {
-    if (specs && (!joins.flag || context.params.joinList)) context.params.listJoins = specs
+    if (specs && listJoined(joins, context)) context.params.listJoins = specs
   }
 }
+
+/** A find attaches the list relations: always, or when its flag asks for them. */
+const listJoined = (joins: NonNullable<TenantResourceOptions['joins']>, context: HookContext) =>
+  Boolean(joins.list) && (!joins.flag || Boolean(context.params.joinList))
 
 /** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
 function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
@@ -255,7 +259,7 @@ function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): Resour
     const db = databaseOf(context)
     if (context.method === 'find') {
       if (joinedInline.has(result)) return
-      if (joins.list && (!joins.flag || context.params.joinList)) await attach(db, result.data ?? result, joins.list)
+      if (listJoined(joins, context)) await attach(db, result.data ?? result, joins.list!)
     } else if (joins.record) {
       await attach(db, [result], joins.record)
     } else if (context.params.joinList && joins.list) {
