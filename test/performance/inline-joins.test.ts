@@ -123,6 +123,28 @@ describe('relations read in the list statement', () => {
     expect(selected.body.data[0].company.name).toBe('Company "0" \\ ünïcode ✓')
   })
 
+  it('joins a sync client\'s keyset pages, deleted records included, and answers $limit 0 with the total alone', async () => {
+    const start = { updated_at: '1970-01-01T00:00:00.000Z', id: 0 }
+    const first = await list('/deals', { fastJoinForDealsList: true, $withDeleted: true, $after: start, $limit: 4 })
+    expect(first.status, JSON.stringify(first.body)).toBe(200)
+    const second = await list('/deals', { fastJoinForDealsList: true, $withDeleted: true, $limit: 4, $after: first.body.next })
+    expect(second.status, JSON.stringify(second.body)).toBe(200)
+    const synced = [...first.body.data, ...second.body.data]
+    expect(synced).toHaveLength(PAGE)
+    expect(synced.every((deal: any) => 'company' in deal && 'contact' in deal && 'owner' in deal && deal.pipelineStage?.name === "Négociation l'été")).toBe(true)
+    expect(synced.find((deal: any) => deal.company_id === deletedCompanyId).company).toBeNull()
+    const counted = await list('/deals', { fastJoinForDealsList: true, $limit: 0 })
+    expect(counted.body).toMatchObject({ total: PAGE, data: [] })
+  })
+
+  it('refuses a join flag that is not a boolean, and a filter on a joined object, with a 400 in the error shape', async () => {
+    for (const query of [{ fastJoinForDealsList: 'banana' }, { fastJoinForDealsList: { $gt: 1 } }, { company: 'Theirs' }, { 'company.name': 'Theirs' }]) {
+      const res = await list('/deals', query)
+      expect(res.status, JSON.stringify(query)).toBe(400)
+      expect(res.body).toMatchObject({ name: 'BadRequest', code: 400, className: 'bad-request' })
+    }
+  })
+
   it('never crosses organizations: their list is theirs, their ids are not found, naming their organization is 403, their company in a body is 400', async () => {
     const theirs = await list('/deals', { fastJoinForDealsList: true }, other)
     expect(theirs.status).toBe(200)
