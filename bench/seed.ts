@@ -1,6 +1,7 @@
 import type { Knex } from 'knex'
 import { generateApiKey } from '../src/authentication.js'
 import { COUNTED_TABLES } from '../migrations/20261121000900_record_counts.js'
+import { DAY_COUNTS, recountedDays } from '../migrations/20261125000100_activity_day_counts.js'
 
 /**
  * Seeds the benchmark database with set-based SQL (INSERT ... SELECT over generate_series):
@@ -283,6 +284,11 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
           SELECT organization_id, ?, 0, count(*) FROM ${table}
           WHERE organization_id IN (SELECT organization_id FROM bench_plan) AND deleted_at IS NULL GROUP BY organization_id`, [table])
       }
+      // An older checkout's schema (--service-dir) may not have the day counts.
+      if ((await trx.raw('SELECT to_regclass(?) IS NOT NULL AS present', [DAY_COUNTS])).rows[0].present) {
+        await trx.raw(`DELETE FROM ${DAY_COUNTS} WHERE organization_id IN (SELECT organization_id FROM bench_plan)`)
+        await step('activity day counts', recountedDays('organization_id IN (SELECT organization_id FROM bench_plan)'))
+      }
     }
     for (const { indexname, indexdef } of indexes) await step(`index ${indexname}`, indexdef)
 
@@ -300,7 +306,7 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
   }).then(async (summary) => {
     // Outside the load transaction: statistics for the planner, and the visibility map that
     // index-only scans need (what autovacuum would have done to tables of this age).
-    for (const table of ['users', 'organizations', 'organizations_users', 'api_keys', 'record_counts', ...SEEDED_TABLES, ...DERIVED_TABLES]) {
+    for (const table of ['users', 'organizations', 'organizations_users', 'api_keys', 'record_counts', DAY_COUNTS, ...SEEDED_TABLES, ...DERIVED_TABLES]) {
       // A derived table may be missing in an older checkout's schema (--service-dir).
       const exists = (await db.raw('SELECT to_regclass(?) IS NOT NULL AS present', [table])).rows[0].present
       if (exists) await db.raw(`VACUUM (ANALYZE) ${table}`)

@@ -228,6 +228,13 @@ const orderedByChanges = new WeakSet<Knex.QueryBuilder>()
 
 /** Tables whose live rows per organization are counted by triggers (migration 20261121000900_record_counts). */
 const MAINTAINED_COUNTS = new Set(['companies', 'contacts', 'deals', 'activities'])
+/**
+ * Tables whose live rows per organization and day of a date column are counted by triggers, and
+ * the table of those counts (migration 20261125000100_activity_day_counts).
+ */
+const DAY_COUNTED: Record<string, { column: string; counts: string }> = { activities: { column: 'start_date', counts: 'activity_day_counts' } }
+/** The conditions on a day-counted column that mean the same on the day counts' date column. */
+const DAY_OPERATORS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }
 
 /**
  * The shared base of every resource stored in Postgres. On top of the Feathers Knex adapter:
@@ -416,9 +423,33 @@ export class RecordService<
       .whereNull(`${this.table}.deleted_at`)
       .count({ total: '*' })
       .toSQL().sql)
-    if (sql !== wholeOrganization || bindings.length !== 1 || typeof bindings[0] !== 'number') return count
     const db = params.transaction?.trx ?? this.knex
-    return db('record_counts').where({ organization_id: bindings[0], table_name: this.table }).sum({ total: 'live' })
+    if (sql === wholeOrganization && bindings.length === 1 && typeof bindings[0] === 'number') {
+      return db('record_counts').where({ organization_id: bindings[0], table_name: this.table }).sum({ total: 'live' })
+    }
+    return this.dayCount(db, sql, bindings, params.query) ?? count
+  }
+
+  /**
+   * The count of one organization's live rows with a day-counted date in a range (a calendar's
+   * week), summed from the trigger-maintained day counts instead of counted row by row: only
+   * when the count's SQL is exactly that of the organization and the date conditions (compared
+   * with the same query built alone), so any other filter, join or prepared builder counts on
+   * the table. The day column has the date column's type, so each condition means the same there.
+   */
+  private dayCount(db: Knex, sql: string, bindings: readonly unknown[], query: Record<string, any> = {}) {
+    const counted = DAY_COUNTED[this.table]
+    const range = counted && query[counted.column]
+    const organization = query.organization_id
+    if (!range || !Number.isSafeInteger(organization)) return undefined
+    const conditions: [string, unknown][] = typeof range === 'string' ? [['=', range]] : Object.entries(range).map(([key, value]) => [DAY_OPERATORS[key], value])
+    if (conditions.some(([operator, value]) => !operator || typeof value !== 'string')) return undefined
+    const alone = Object.fromEntries(Object.entries(query).filter(([key]) => key === 'organization_id' || key === counted.column))
+    const canonical = this.knexify(this.knex(this.table), alone).whereNull(`${this.table}.deleted_at`).count({ total: '*' }).toSQL()
+    if (canonical.sql !== sql || canonical.bindings.length !== bindings.length || canonical.bindings.some((value, i) => value !== bindings[i])) return undefined
+    const sum = db(counted.counts).where('organization_id', organization)
+    for (const [operator, value] of conditions) sum.where('day', operator, value as string)
+    return sum.sum({ total: 'live' })
   }
 
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
