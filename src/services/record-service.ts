@@ -99,11 +99,13 @@ export interface SearchPage<T> {
 }
 
 /**
- * A named (prepared) statement on a connection of knex's pool: Postgres parses and plans it once
- * per connection. Announced to knex's 'query' listeners like any statement (the query-count
- * tests and the benchmark's EXPLAIN see it).
+ * A statement of known text on a connection of knex's pool, without a query builder. Named, it is
+ * prepared: Postgres parses and plans it once per connection; unnamed (name undefined), it is
+ * parsed and planned for its values on every call, as knex's own statements are. Announced to
+ * knex's 'query' listeners like any statement, with its `name` (the query-count tests and the
+ * benchmark's EXPLAIN see it).
  */
-export async function runNamed<T>(db: Knex, name: string, text: string, values: unknown[], types?: WireTypes): Promise<T[]> {
+export async function runNamed<T>(db: Knex, name: string | undefined, text: string, values: unknown[], types?: WireTypes): Promise<T[]> {
   const client = db.client as any
   const connection = await client.acquireConnection()
   try {
@@ -166,7 +168,7 @@ export const joinedInline = new WeakSet<object>()
 /** The select list of a service's list relations, and its page statements with those columns (preparedPage). */
 interface InlineJoins {
   select: string
-  pageStatements: Map<'first' | 'later', PageStatement | null>
+  pageStatements: Map<string, PageStatement | null>
 }
 
 /** The filters of a list that do not change which record a read by id returns. */
@@ -184,23 +186,119 @@ async function carriedTotal(rows: Record<string, any>[], column: string, skip: n
   return total
 }
 
-/** A page's SQL with its parameters: each binding is a value, or which of the call's values goes there. */
+/** A page's SQL with its parameters: each binding is a constant, or which value of the call goes there. */
 interface PageStatement {
-  name: string
+  /** Named (prepared) only for the unfiltered page; a filtered page is planned for its values. */
+  name?: string
   text: string
-  values: (unknown | typeof ORGANIZATION | typeof LIMIT | typeof SKIP)[]
+  values: (unknown | Slot)[]
 }
-const ORGANIZATION = Symbol('organization_id')
+/** Where a value of the call goes in a page statement: its $limit, its $skip, or the nth value of its filters. */
+type Slot = typeof LIMIT | typeof SKIP | FilterValue
+class FilterValue {
+  constructor(readonly index: number) {}
+}
 const LIMIT = Symbol('$limit')
 const SKIP = Symbol('$skip')
-// Stand-ins the statement is compiled with, told apart by value in its bindings.
-const STAND_IN = { organization: -7_000_003, limit: 3, skip: 5 }
+// Stand-ins a page statement is compiled with, told apart from constants in its bindings: a
+// $limit and a $skip that must each appear once (the adapter takes no negative ones), numbers no
+// filter uses, and text no filter holds.
+const STAND_IN = { limit: 3, skip: 5, number: -8_000_000, text: '\u0001crm stand-in ' }
+/** A service keeps at most this many page statements (shapes of list queries), then builds the others. */
+const MAX_PAGE_STATEMENTS = 500
 /** A name per distinct page statement: a connection refuses one name for two texts (two services on one table). */
 const pageStatementNames = new Map<string, string>()
 const nameOfPage = (table: string, text: string) => {
   let name = pageStatementNames.get(text)
   if (!name) pageStatementNames.set(text, (name = `crm page ${table} ${pageStatementNames.size + 1}`))
   return name
+}
+
+/** The paging and order of a list, kept in a page statement's query shape as they are. */
+const SHAPE_LITERAL = new Set(['$sort', '$select'])
+
+/**
+ * The shape of a list's query and the values that fill it: keys, operators, nulls, booleans,
+ * $sort and $select as they are, every number or text replaced by a stand-in that tells it apart
+ * in the compiled statement's bindings ($limit and $skip by their own). Undefined for a query
+ * holding anything else (a Date, an undefined filter), which keeps the builder.
+ */
+interface Shape {
+  /** Tells shapes apart: what the statement's text depends on. */
+  key: string
+  /** The query with stand-ins for its values, to compile the statement with. */
+  standIn: Record<string, any>
+  /** The call's values, in the order of their stand-ins. */
+  values: unknown[]
+}
+function shapeOf(query: Record<string, any>): Shape | undefined {
+  const values: unknown[] = []
+  const key: string[] = []
+  const walk = (value: any): any => {
+    if (value === null || typeof value === 'boolean') {
+      key.push(String(value))
+      return value
+    }
+    if (typeof value === 'number' || typeof value === 'string') {
+      key.push(typeof value === 'number' ? '#' : '$')
+      values.push(value)
+      return typeof value === 'number' ? STAND_IN.number - values.length : `${STAND_IN.text}${values.length}`
+    }
+    if (Array.isArray(value)) {
+      key.push('[')
+      const items = value.map(walk)
+      key.push(']')
+      return items
+    }
+    if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      key.push('{')
+      const fields: Record<string, any> = {}
+      for (const field in value) {
+        key.push(JSON.stringify(field))
+        fields[field] = walk(value[field])
+      }
+      key.push('}')
+      return fields
+    }
+    throw new TypeError('not a filter value')
+  }
+  const standIn: Record<string, any> = {}
+  try {
+    for (const field in query) {
+      if (field === '$limit' || field === '$skip') continue
+      if (SHAPE_LITERAL.has(field)) {
+        key.push(`${field}${JSON.stringify(query[field])}`)
+        standIn[field] = query[field]
+      } else {
+        key.push(JSON.stringify(field))
+        standIn[field] = walk(query[field])
+      }
+    }
+  } catch {
+    return undefined
+  }
+  return { key: key.join(' '), standIn, values }
+}
+
+/**
+ * The slot a binding of a statement compiled with stand-ins fills, the binding itself when it is a
+ * constant (text or a boolean), or null when it cannot tell: such a shape keeps the builder.
+ */
+function slotOf(binding: unknown, count: number): unknown | Slot | null {
+  if (binding === STAND_IN.limit) return LIMIT
+  if (binding === STAND_IN.skip) return SKIP
+  if (typeof binding === 'number') {
+    // Any other number in the statement would be ambiguous.
+    const index = STAND_IN.number - binding - 1
+    return Number.isInteger(index) && index >= 0 && index < count ? new FilterValue(index) : null
+  }
+  if (typeof binding === 'string' && binding.includes(STAND_IN.text)) {
+    // A stand-in the service changed (a LIKE pattern made of it) cannot take the call's value.
+    const index = Number(binding.slice(STAND_IN.text.length)) - 1
+    return binding.startsWith(STAND_IN.text) && Number.isInteger(index) && index >= 0 && index < count ? new FilterValue(index) : null
+  }
+  // An array or object could hold stand-ins where no slot says.
+  return typeof binding === 'string' || typeof binding === 'boolean' ? binding : null
 }
 
 /** The builder limited to the page the filters ask for. */
@@ -250,7 +348,7 @@ export class RecordService<
   declare options: RecordServiceOptions
   private wholeOrganizationCount?: string
   /** The named statements of the first page and of later pages (preparedPage), compiled once each. */
-  private pageStatements = new Map<'first' | 'later', PageStatement | null>()
+  private pageStatements = new Map<string, PageStatement | null>()
   /** The inline form of each set of list relations this service was asked for. */
   private inlineJoinColumns = new WeakMap<JoinSpec[], InlineJoins | null>()
   /** Where updated_at is read while createQuery builds a query joined to record_changes. */
@@ -501,52 +599,64 @@ export class RecordService<
   }
 
   /**
-   * The list everybody opens first, a page of one organization's records in the default order
-   * (by id) with its total and no filter, as a named statement: parsed and planned once per
-   * connection, no query builder per request. Its SQL is the builder's own, compiled once per
-   * service with stand-in values (one statement for the first page, one with OFFSET), so the page,
-   * the order and the total (record_counts or a count) are those of the builder's path.
+   * A page of a list with its total, from a statement compiled once per shape of list query (its
+   * filters, operators, order and columns, with each value replaced by a stand-in) instead of a
+   * query builder per request: the SQL is the builder's own, so the rows, the order and the total
+   * (record_counts, the day counts or a count) are those of the builder's path. The unfiltered
+   * page, the list everybody opens first, is a named statement, parsed and planned once per
+   * connection; a filtered page is sent unnamed and planned for its values, as the builder's
+   * statements are (a plan made once for any value could read a whole organization for a rare one).
    */
   private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins): Promise<Record<string, any>[]> | undefined {
     if (!filters.$limit || !this.servesNamed(params)) return undefined
     const query: Record<string, any> = params.query ?? {}
-    for (const key in query) if (key !== 'organization_id' && key !== '$limit' && key !== '$skip' && query[key] !== undefined) return undefined
-    const organization = query.organization_id
-    if (!Number.isSafeInteger(organization)) return undefined
+    if (!Number.isSafeInteger(query.organization_id)) return undefined
+    const shape = shapeOf(query)
+    if (!shape) return undefined
     const skip = filters.$skip || 0
-    const statement = this.pageStatement(skip > 0 ? 'later' : 'first', params, joins)
+    const statement = this.pageStatement(shape, skip > 0, params, joins)
     if (!statement) return undefined
-    const values = statement.values.map((value) => (value === ORGANIZATION ? organization : value === LIMIT ? filters.$limit : value === SKIP ? skip : value))
+    const values = statement.values.map((value) =>
+      value === LIMIT ? filters.$limit : value === SKIP ? skip : value instanceof FilterValue ? shape.values[value.index] : value)
     return runNamed(this.knex, statement.name, statement.text, values, typesFor(params, this.knex))
   }
 
-  private pageStatement(which: 'first' | 'later', like: ServiceParams, joins?: InlineJoins): PageStatement | null {
+  private pageStatement(shape: Shape, later: boolean, like: ServiceParams, joins?: InlineJoins): PageStatement | null {
     const statements = joins?.pageStatements ?? this.pageStatements
-    if (statements.has(which)) return statements.get(which)!
+    const key = `${later ? 'later' : 'first'} ${shape.key}`
+    const known = statements.get(key)
+    if (known !== undefined) return known
+    if (statements.size >= MAX_PAGE_STATEMENTS) return null
     const params = {
       paginate: like.paginate,
-      query: { organization_id: STAND_IN.organization, $limit: STAND_IN.limit, ...(which === 'later' ? { $skip: STAND_IN.skip } : {}) }
+      query: { ...shape.standIn, $limit: STAND_IN.limit, ...(later ? { $skip: STAND_IN.skip } : {}) }
     } as unknown as ServiceParams
-    const { filters } = this.filterQuery(params)
     let compiled: { sql: string; bindings: readonly unknown[] }
+    let filters: { $limit: number }
     try {
+      filters = this.filterQuery(params).filters
       const builder = this.createQuery(params)
       const count = this.countQuery(builder, params)
       if (joins) builder.select(this.knex.raw(joins.select))
       compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
-      // A service that cannot build the canonical list (it refuses the filter) keeps the builder.
-      statements.set(which, null)
+      // A list the service cannot build this way (it refuses the filter) keeps the builder.
+      statements.set(key, null)
       return null
     }
     const { sql, bindings } = compiled
-    const stands: Record<number, symbol> = { [STAND_IN.organization]: ORGANIZATION, [STAND_IN.limit]: LIMIT, [STAND_IN.skip]: SKIP }
-    // Any other number in the statement would be ambiguous: such a service keeps the builder.
-    const understood = filters.$limit === STAND_IN.limit && bindings.every((value) => typeof value !== 'number' || value in stands)
-    const statement = understood
-      ? { name: nameOfPage(this.table, sql), text: sql, values: bindings.map((value) => (typeof value === 'number' ? stands[value] : value)) }
-      : null
-    statements.set(which, statement)
+    const count = shape.values.length
+    const values = bindings.map((binding) => slotOf(binding, count))
+    const filled = new Set(values.flatMap((value) => (value instanceof FilterValue ? [value.index] : [])))
+    const times = (slot: Slot) => values.filter((value) => value === slot).length
+    // Every value of the call goes somewhere, as itself, the text holds none of them, and the
+    // $limit and $skip are told apart from any constant (each appears exactly once).
+    const understood = filters.$limit === STAND_IN.limit && !values.includes(null) && filled.size === count && !sql.includes(STAND_IN.text) &&
+      times(LIMIT) === 1 && times(SKIP) === (later ? 1 : 0)
+    // Named only when nothing but the organization is asked (a plan for any organization is that plan).
+    const filtered = Object.entries(shape.standIn).some(([field, value]) => field !== 'organization_id' && value !== undefined)
+    const statement = understood ? { name: filtered ? undefined : nameOfPage(this.table, sql), text: sql, values } : null
+    statements.set(key, statement)
     return statement
   }
 
