@@ -92,6 +92,27 @@ function cpuTimeMs(pid: number): number {
   }
 }
 
+/**
+ * The CPU time of every Postgres process on this machine (the postmaster, its backends and workers),
+ * in ms: read before and after a scenario, the database's own CPU per request. Undefined when the
+ * database is on another host, whose processes this machine cannot see.
+ */
+export function databaseCpuMs(databaseUrl: string): number | undefined {
+  const host = new URL(databaseUrl).hostname
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]', ''].includes(host)) return undefined
+  let total = 0
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) total += cpuTimeMs(Number(entry))
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total
+}
+
 /** The node processes of a server: the leaf of the npx chain and, with WEB_CONCURRENCY, its workers. */
 function nodeProcesses(pid: number): number[] {
   const leaf = leafDescendant(pid)

@@ -15,7 +15,7 @@ import { seed } from './seed.js'
 import { send } from './http.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
 import type { Fixtures, Scenario, ServerName } from './scenarios.js'
-import { freePort, serviceScript, startServer } from './processes.js'
+import { databaseCpuMs, freePort, serviceScript, startServer } from './processes.js'
 import type { Server } from './processes.js'
 import { explainScenarios } from './explain.js'
 import type { ExplainFinding } from './explain.js'
@@ -69,6 +69,8 @@ interface Row {
   rssMb?: number
   /** The server's own CPU time (user + system) per request while measured, in ms. */
   cpuMsPerRequest?: number
+  /** The Postgres processes' CPU per request while measured (a database on this machine only). */
+  dbCpuMsPerRequest?: number
   minReqPerSec?: number
   /** Records written per request (write scenarios compared per record). */
   records?: number
@@ -237,8 +239,11 @@ async function runScenario(scenario: Scenario, server: Server, fixtures: Fixture
   }
   log(`${scenario.id} ${scenario.title}: ${duration} s at ${connections} connections`)
   const cpuBefore = server.cpuMs()
+  const dbBefore = databaseCpuMs(process.env.DATABASE_URL!)
   const result = await load(server, scenario, fixtures, duration)
   const cpuMsPerRequest = (server.cpuMs() - cpuBefore) / Math.max(result.requests.total, 1)
+  const dbAfter = databaseCpuMs(process.env.DATABASE_URL!)
+  const dbCpuMsPerRequest = dbBefore === undefined || dbAfter === undefined ? undefined : (dbAfter - dbBefore) / Math.max(result.requests.total, 1)
   const row: Row = {
     ...base,
     ran: true,
@@ -249,7 +254,8 @@ async function runScenario(scenario: Scenario, server: Server, fixtures: Fixture
     non2xx: result.non2xx,
     errors: result.errors,
     requests: result.requests.total,
-    cpuMsPerRequest
+    cpuMsPerRequest,
+    dbCpuMsPerRequest
   }
   if (!previous) return row
   return {
@@ -261,7 +267,10 @@ async function runScenario(scenario: Scenario, server: Server, fixtures: Fixture
     non2xx: previous.non2xx! + row.non2xx!,
     errors: previous.errors! + row.errors!,
     requests: previous.requests! + row.requests!,
-    cpuMsPerRequest: (previous.cpuMsPerRequest! * previous.requests! + cpuMsPerRequest * row.requests!) / (previous.requests! + row.requests!)
+    cpuMsPerRequest: (previous.cpuMsPerRequest! * previous.requests! + cpuMsPerRequest * row.requests!) / (previous.requests! + row.requests!),
+    dbCpuMsPerRequest: previous.dbCpuMsPerRequest === undefined || dbCpuMsPerRequest === undefined
+      ? undefined
+      : (previous.dbCpuMsPerRequest * previous.requests! + dbCpuMsPerRequest * row.requests!) / (previous.requests! + row.requests!)
   }
 }
 
@@ -285,8 +294,8 @@ function buildReport(
     `Scale ${scale}: ${Object.entries(fixtures.seed.large.rows).map(([t, n]) => `${n.toLocaleString('en')} ${t}`).join(', ')} in the large organization; ${connections} connections, no pipelining, ${warmup} s warm-up, ${duration} s per scenario; rate limiter on ${LIMITER_STORE}; ${workers} worker${workers === 1 ? '' : 's'} (WEB_CONCURRENCY).`,
     ...(before ? ['', `Before: ${flags.before} (${before.date ?? 'undated'}${before.serviceDir ? `, service from ${before.serviceDir}` : ''}).`] : []),
     '',
-    `| # | Scenario | target |${before ? ' req/s before |' : ''} req/s | p50 ms |${before ? ' p99 ms before |' : ''} p99 ms | non-2xx | CPU ms/req |${before ? ' vs baseline before |' : ''} vs baseline | peak RSS MB |`,
-    `|---|---|---|${before ? '---:|' : ''}---:|---:|${before ? '---:|' : ''}---:|---:|---:|${before ? '---:|' : ''}---:|---:|`
+    `| # | Scenario | target |${before ? ' req/s before |' : ''} req/s | p50 ms |${before ? ' p99 ms before |' : ''} p99 ms | non-2xx | CPU ms/req | DB CPU ms/req |${before ? ' vs baseline before |' : ''} vs baseline | peak RSS MB |`,
+    `|---|---|---|${before ? '---:|' : ''}---:|---:|${before ? '---:|' : ''}---:|---:|---:|---:|${before ? '---:|' : ''}---:|---:|`
   ]
   const targetOf = (row: Row) =>
     [row.minReqPerSec ? `>= ${row.minReqPerSec} req/s` : '', row.p99TargetMs ? `p99 <= ${row.p99TargetMs} ms` : '', row.id === '1' ? '>= 70 % of 1b' : '']
@@ -295,17 +304,18 @@ function buildReport(
     const old = previous.get(row.id)
     const was = (value: string | number | undefined) => (before ? ` ${old?.ran ? value ?? '' : ''} |` : '')
     if (!row.ran) {
-      lines.push(`| ${row.id} | ${row.title} | ${targetOf(row)} |${was(old?.reqPerSec)} ${row.note} | |${was(old?.p99Ms)} | | | |${was('')} | |`)
+      lines.push(`| ${row.id} | ${row.title} | ${targetOf(row)} |${was(old?.reqPerSec)} ${row.note} | |${was(old?.p99Ms)} | | | | |${was('')} | |`)
       continue
     }
     const vs = row.id === '1' && ratio !== undefined ? `${fmt(ratio * 100)} %` : ''
     const vsBefore = row.id === '1' && beforeRatio !== undefined ? `${fmt(beforeRatio * 100)} %` : ''
     lines.push(
-      `| ${row.id} | ${row.title} | ${targetOf(row)} |${was(old?.reqPerSec)} ${row.reqPerSec} | ${fmt(row.p50Ms)} |${was(old?.p99Ms)} ${fmt(row.p99Ms)} | ${row.non2xx}${row.errors ? ` (+${row.errors} errors)` : ''} | ${fmt(row.cpuMsPerRequest, 2)} |${was(vsBefore)} ${vs} | ${row.server === 'service' ? row.rssMb ?? '' : ''} |`
+      `| ${row.id} | ${row.title} | ${targetOf(row)} |${was(old?.reqPerSec)} ${row.reqPerSec} | ${fmt(row.p50Ms)} |${was(old?.p99Ms)} ${fmt(row.p99Ms)} | ${row.non2xx}${row.errors ? ` (+${row.errors} errors)` : ''} | ${fmt(row.cpuMsPerRequest, 2)} | ${fmt(row.dbCpuMsPerRequest, 2)} |${was(vsBefore)} ${vs} | ${row.server === 'service' ? row.rssMb ?? '' : ''} |`
     )
   }
   lines.push('')
   lines.push('CPU ms/req: user + system CPU time of the server\'s node process(es) during the measured seconds, per request sent; unlike req/s it hardly depends on what else the machine runs.')
+  lines.push('DB CPU ms/req: the same for every Postgres process of this machine (blank when DATABASE_URL names another host); the two together are what a request costs the machine, besides the load generator.')
   const paired = rows.filter((row) => (row.rounds ?? 1) > 1).map((row) => row.id)
   if (paired.length) lines.push(`${paired.join(', ')}: two rounds each in A B B A order; req/s is their mean, p50 and p99 the worse round.`)
   lines.push(`Service peak RSS (VmHWM): ${peakRssMb ?? 'n/a'} MB${limiterOffRssMb ? `; the instance without rate limiter: ${limiterOffRssMb} MB` : ''}.`)
