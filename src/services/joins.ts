@@ -1,6 +1,6 @@
 import crypto from 'node:crypto'
 import type { Knex } from 'knex'
-import { runNamed } from './record-service.js'
+import { runStatement } from './record-service.js'
 
 export interface JoinSpec {
   /** Column on the rows holding the related id. */
@@ -158,7 +158,7 @@ function loadNamed(db: Knex, load: RelationLoad): Promise<Record<string, any>[]>
   const text = relationSql(load, '$1', '$2')
   let name = statementNames.get(text)
   if (!name) statementNames.set(text, (name = `crm join ${crypto.createHash('sha1').update(text).digest('hex').slice(0, 16)}`))
-  return runNamed(db, name, text, tenant ? [load.ids, load.organizations] : [load.ids])
+  return runStatement(db, name, text, tenant ? [load.ids, load.organizations] : [load.ids])
 }
 
 /** One load through knex's builder (the embedded database, or inside a transaction). */

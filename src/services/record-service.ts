@@ -105,7 +105,7 @@ export interface SearchPage<T> {
  * knex's 'query' listeners like any statement, with its `name` (the query-count tests and the
  * benchmark's EXPLAIN see it).
  */
-export async function runNamed<T>(db: Knex, name: string | undefined, text: string, values: unknown[], types?: WireTypes): Promise<T[]> {
+export async function runStatement<T>(db: Knex, name: string | undefined, text: string, values: unknown[], types?: WireTypes): Promise<T[]> {
   const client = db.client as any
   const connection = await client.acquireConnection()
   try {
@@ -582,7 +582,7 @@ export class RecordService<
     if (!organizations?.length || !organizations.every((value) => Number.isSafeInteger(value))) return undefined
     const live = this.softDelete ? ' AND deleted_at IS NULL' : ''
     const text = `SELECT * FROM "${this.table}" WHERE organization_id = ANY($1) AND id = $2${live} LIMIT 1`
-    return runNamed<Result>(this.knex, `crm get ${this.table}${live ? ' live' : ''}`, text, [organizations, id], typesFor(params, this.knex))
+    return runStatement<Result>(this.knex, `crm get ${this.table}${live ? ' live' : ''}`, text, [organizations, id], typesFor(params, this.knex))
       .then((rows) => rows[0])
   }
 
@@ -618,7 +618,7 @@ export class RecordService<
     if (!statement) return undefined
     const values = statement.values.map((value) =>
       value === LIMIT ? filters.$limit : value === SKIP ? skip : value instanceof FilterValue ? shape.values[value.index] : value)
-    return runNamed(this.knex, statement.name, statement.text, values, typesFor(params, this.knex))
+    return runStatement(this.knex, statement.name, statement.text, values, typesFor(params, this.knex))
   }
 
   private pageStatement(shape: Shape, later: boolean, like: ServiceParams, joins?: InlineJoins): PageStatement | null {
@@ -645,13 +645,12 @@ export class RecordService<
       return null
     }
     const { sql, bindings } = compiled
-    const count = shape.values.length
-    const values = bindings.map((binding) => slotOf(binding, count))
+    const values = bindings.map((binding) => slotOf(binding, shape.values.length))
     const filled = new Set(values.flatMap((value) => (value instanceof FilterValue ? [value.index] : [])))
     const times = (slot: Slot) => values.filter((value) => value === slot).length
     // Every value of the call goes somewhere, as itself, the text holds none of them, and the
     // $limit and $skip are told apart from any constant (each appears exactly once).
-    const understood = filters.$limit === STAND_IN.limit && !values.includes(null) && filled.size === count && !sql.includes(STAND_IN.text) &&
+    const understood = filters.$limit === STAND_IN.limit && !values.includes(null) && filled.size === shape.values.length && !sql.includes(STAND_IN.text) &&
       times(LIMIT) === 1 && times(SKIP) === (later ? 1 : 0)
     // Named only when nothing but the organization is asked (a plan for any organization is that plan).
     const filtered = Object.entries(shape.standIn).some(([field, value]) => field !== 'organization_id' && value !== undefined)
