@@ -19,6 +19,7 @@ import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 import { channelWebhooks } from './channels/index.js'
+import { wireFormatter } from './services/wire-pages.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>
@@ -89,7 +90,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(outbox)
   app.configure(pruneExpiredKeys)
   app.configure(rateLimiting)
-  app.configure(rest())
+  app.configure(rest({ formatter: wireFormatter }))
   app.configure(socketTransport)
   app.configure(authentication)
   app.configure(services)

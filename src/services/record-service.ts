@@ -7,6 +7,8 @@ import pg from 'pg'
 import { containsPattern } from './like.js'
 import { inlineRelationsSelect } from './joins.js'
 import type { JoinSpec } from './joins.js'
+import { WirePage, tableColumns, wireProjection } from './wire-pages.js'
+import type { TableColumn, WireRequest, WireShape } from './wire-pages.js'
 
 /** Rows of another table that live and die with a record: deleting the record soft-deletes them. */
 export interface SoftDeleteCascade {
@@ -27,6 +29,8 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
   filterable?: ReadonlySet<string>
   /** The keys a batch upsert may match records by (set by the resource factory from the declaration). */
   upsertKeys?: Record<string, UpsertKey>
+  /** What the resource's resolvers do, when its pages may be answered as JSON Postgres writes (wire-pages.ts). */
+  wire?: WireShape
 }
 
 /** A condition on stored custom-field values (built by the resource factory from custom_fields_by_name filters). */
@@ -51,6 +55,10 @@ declare module '@feathersjs/feathers' {
     customFieldFilters?: CustomFieldFilter[]
     /** The relations a list attaches to its records, which RecordService may read in the list's own statement (joinedInline). */
     listJoins?: JoinSpec[]
+    /** The HTTP request of a REST call to a resource with wire pages (wire-pages.ts). */
+    wireRequest?: WireRequest
+    /** Set on the request's own call to a list (answerAsWire): its page may be answered as wire text. */
+    asWire?: boolean
   }
 }
 
@@ -168,7 +176,11 @@ export const joinedInline = new WeakSet<object>()
 /** The select list of a service's list relations, and its page statements with those columns (preparedPage). */
 interface InlineJoins {
   select: string
+  /** The relations' column names, in the order of `select`. */
+  names: string[]
   pageStatements: Map<string, PageStatement | null>
+  /** The select list of wire pages with these relations (null: not possible), once the table's columns are known. */
+  wire?: string | null
 }
 
 /** The filters of a list that do not change which record a read by id returns. */
@@ -353,6 +365,10 @@ export class RecordService<
   private inlineJoinColumns = new WeakMap<JoinSpec[], InlineJoins | null>()
   /** Where updated_at is read while createQuery builds a query joined to record_changes. */
   private updatedAtColumn?: string
+  /** The table's columns, read once for wire pages. */
+  private columns?: Promise<TableColumn[]>
+  /** The select list of wire pages without relations (null: not possible). */
+  private unjoinedWire: { wire?: string | null } = {}
 
   get table() {
     return this.options.name
@@ -457,9 +473,36 @@ export class RecordService<
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const joins = this.inlineJoins(params)
-    const result = await this.findRecords(params, joins)
+    const result = (params.asWire && this.options.wire && (await this.wirePage(params, joins))) || (await this.findRecords(params, joins))
     if (joins) joinedInline.add(result)
     return result
+  }
+
+  /**
+   * A page as the JSON texts of its records, written by Postgres from the page statement's rows
+   * (wire-pages.ts), when the page has a compiled statement and every relation it attaches is in
+   * that statement; undefined otherwise, and when a record holds a value the SQL does not format.
+   */
+  private async wirePage(params: ServiceParams, joins: InlineJoins | undefined): Promise<WirePage | undefined> {
+    if (params.listJoins && !joins) return undefined
+    const { filters, paginate } = this.filterQuery(params)
+    if (!(paginate && paginate.default) || !filters.$limit) return undefined
+    const projection = await this.wireSelect(joins)
+    if (!projection) return undefined
+    const rows = await this.preparedPage(params, filters, joins, projection)
+    const skip = filters.$skip || 0
+    if (!rows || (rows.length === 0 && skip > 0) || rows.some((row) => row.crm_wire === null)) return undefined
+    const total = rows.length > 0 ? Number(rows[0][PAGE_TOTAL] ?? 0) : 0
+    return new WirePage(total, filters.$limit, skip, rows.map((row) => row.crm_wire))
+  }
+
+  /** The select list of this service's wire pages with these relations, built once the table's columns are read. */
+  private async wireSelect(joins: InlineJoins | undefined): Promise<string | null> {
+    const holder = joins ?? this.unjoinedWire
+    if (holder.wire !== undefined) return holder.wire
+    const columns = await (this.columns ??= tableColumns(this.knex, this.table))
+    holder.wire = wireProjection(columns, this.options.wire!, joins?.names ?? [], PAGE_TOTAL) ?? null
+    return holder.wire
   }
 
   /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
@@ -607,23 +650,23 @@ export class RecordService<
    * connection; a filtered page is sent unnamed and planned for its values, as the builder's
    * statements are (a plan made once for any value could read a whole organization for a rare one).
    */
-  private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins): Promise<Record<string, any>[]> | undefined {
+  private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins, wire?: string): Promise<Record<string, any>[]> | undefined {
     if (!filters.$limit || !this.servesNamed(params)) return undefined
     const query: Record<string, any> = params.query ?? {}
     if (!Number.isSafeInteger(query.organization_id)) return undefined
     const shape = shapeOf(query)
     if (!shape) return undefined
     const skip = filters.$skip || 0
-    const statement = this.pageStatement(shape, skip > 0, params, joins)
+    const statement = this.pageStatement(shape, skip > 0, params, joins, wire)
     if (!statement) return undefined
     const values = statement.values.map((value) =>
       value === LIMIT ? filters.$limit : value === SKIP ? skip : value instanceof FilterValue ? shape.values[value.index] : value)
     return runStatement(this.knex, statement.name, statement.text, values, typesFor(params, this.knex))
   }
 
-  private pageStatement(shape: Shape, later: boolean, like: ServiceParams, joins?: InlineJoins): PageStatement | null {
+  private pageStatement(shape: Shape, later: boolean, like: ServiceParams, joins?: InlineJoins, wire?: string): PageStatement | null {
     const statements = joins?.pageStatements ?? this.pageStatements
-    const key = `${later ? 'later' : 'first'} ${shape.key}`
+    const key = `${wire ? 'wire ' : ''}${later ? 'later' : 'first'} ${shape.key}`
     const known = statements.get(key)
     if (known !== undefined) return known
     if (statements.size >= MAX_PAGE_STATEMENTS) return null
@@ -644,7 +687,9 @@ export class RecordService<
       statements.set(key, null)
       return null
     }
-    const { sql, bindings } = compiled
+    const { bindings } = compiled
+    // A wire page's statement selects each record's JSON text from the page's rows (wire-pages.ts).
+    const sql = wire ? `SELECT ${wire} FROM (${compiled.sql}) AS page` : compiled.sql
     const values = bindings.map((binding) => slotOf(binding, shape.values.length))
     const filled = new Set(values.flatMap((value) => (value instanceof FilterValue ? [value.index] : [])))
     const times = (slot: Slot) => values.filter((value) => value === slot).length
@@ -673,7 +718,7 @@ export class RecordService<
     let inline = this.inlineJoinColumns.get(specs)
     if (inline === undefined) {
       const select = inlineRelationsSelect(specs, this.table)
-      inline = select === null ? null : { select, pageStatements: new Map() }
+      inline = select === null ? null : { select, names: specs.map((spec) => spec.as), pageStatements: new Map() }
       this.inlineJoinColumns.set(specs, inline)
     }
     return inline ?? undefined

@@ -23,6 +23,7 @@ import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
 import type { CustomFieldFilter } from './record-service.js'
 import { joinedInline } from './record-service.js'
 import { attachRelations } from './joins.js'
+import { answerAsWire, wireRequests, wireShapeOf } from './wire-pages.js'
 import type { JoinSpec } from './joins.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
 import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
@@ -376,6 +377,13 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   if (service.options && 'Model' in service.options) {
     service.options.filterable = filterableColumns(schemas.query, flags)
   }
+  // Pages answered as JSON Postgres writes, where SQL can do what the resolvers do and every list
+  // relation can be read in the page's statement (wire-pages.ts).
+  const wire = options.methods.includes('find') && service.options && 'Model' in service.options && !options.after?.find &&
+    !options.joins?.list?.some((relation) => typeof relation === 'function')
+    ? wireShapeOf(options.resolvers?.result ?? [], options.resolvers?.external)
+    : undefined
+  if (wire) service.options.wire = wire
   const references = options.references ? verifyReferences(options.references) : undefined
   const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by) : undefined
   const rules = options.rules ?? {}
@@ -402,7 +410,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
-    koa: batch ? { before: [patchToBatchMethod, ...(options.koa?.before ?? [])] } : options.koa,
+    koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(wire ? [wireRequests] : []), ...(options.koa?.before ?? [])] },
     docs: {
       description: options.description,
       ...options.docs,
@@ -430,7 +438,8 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     find: [
       ...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []),
       ...(rules.find ?? []),
-      ...(options.joins ? [offerListJoins(options.joins)] : [])
+      ...(options.joins ? [offerListJoins(options.joins)] : []),
+      ...(wire ? [answerAsWire] : [])
     ],
     get: rules.get ?? [],
     create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],

@@ -253,6 +253,8 @@ describe('custom fields', () => {
     it('when a page of companies is listed, then custom values cost one definitions query whatever the page size', async () => {
       for (let i = 0; i < 6; i++) await createCompany({ Budget: i, Tier: 'gold' })
       const list = (limit: number) => countQueries(t.db, () => t.http().get('/companies').set(tenant.key).send({ query: { $limit: limit } }))
+      // The first list of a process reads the table's columns once (wire pages): not per page.
+      await list(1)
       const small = await list(2)
       const large = await list(8)
       expect(small.result.body.data).toHaveLength(2)

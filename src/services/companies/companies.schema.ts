@@ -1,10 +1,10 @@
-import { resolve, virtual } from '@feathersjs/schema'
+import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, UserSummary, listQuery, softDeleteTimestamps, searchResult, termSearch, ExternalId } from '../../schemas.js'
-import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
 import { hidden } from '../../hooks/resolve-records.js'
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
@@ -31,7 +31,7 @@ export const companySchema = Type.Object(
 export type Company = Static<typeof companySchema>
 
 export const companyResolver = resolve<Company, HookContext>({
-  custom_fields_by_name: virtual(customFieldsOutput<Company>('company', 'name'))
+  custom_fields_by_name: customFieldsResolver<Company>('company', 'name')
 })
 export const companyExternalResolver = resolve<Company, HookContext>({
   custom_fields: hidden

@@ -1,10 +1,10 @@
-import { resolve, virtual } from '@feathersjs/schema'
+import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps, ExternalId } from '../../schemas.js'
-import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
 import { hidden } from '../../hooks/resolve-records.js'
 
 const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
@@ -42,7 +42,7 @@ export const contactSchema = Type.Object(
 export type Contact = Static<typeof contactSchema>
 
 export const contactResolver = resolve<Contact, HookContext>({
-  custom_fields_by_name: virtual(customFieldsOutput<Contact>('contact', 'name'))
+  custom_fields_by_name: customFieldsResolver<Contact>('contact', 'name')
 })
 export const contactExternalResolver = resolve<Contact, HookContext>({
   custom_fields: hidden,

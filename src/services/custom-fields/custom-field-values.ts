@@ -1,4 +1,5 @@
 import { BadRequest } from '@feathersjs/errors'
+import { virtual } from '@feathersjs/schema'
 import type { Knex } from 'knex'
 import type { HookContext } from '../../declarations.js'
 import { oncePerCall } from '../../hooks/per-call.js'
@@ -216,6 +217,18 @@ export const customFieldsOutput = <T extends Record<string, any>>(entityType: Cu
     }
     return output
   }
+
+const customFieldsProperties = new WeakMap<object, { entity: CustomFieldEntity; by: CustomFieldAddressing }>()
+
+/** The result resolver's property of a record's custom-field values: customFieldsOutput as a virtual property. */
+export function customFieldsResolver<T extends Record<string, any>>(entityType: CustomFieldEntity, by: CustomFieldAddressing) {
+  const property = virtual(customFieldsOutput<T>(entityType, by))
+  customFieldsProperties.set(property, { entity: entityType, by })
+  return property
+}
+
+/** What a resolver property made by customFieldsResolver gives (wire pages write it in SQL), or undefined for any other. */
+export const customFieldsPropertyOf = (property: object) => customFieldsProperties.get(property)
 
 /**
  * For code outside the resolver pipeline (e.g. a service building rows by hand): adds

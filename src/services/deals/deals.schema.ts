@@ -1,10 +1,10 @@
-import { resolve, virtual } from '@feathersjs/schema'
+import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { CalendarDate, DecimalString, MoneyInput, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps, ExternalId } from '../../schemas.js'
-import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
 import { embeddedDealProductSchema } from '../deal-products/deal-products.schema.js'
 import { CurrencyCode } from './money.js'
 import { hidden } from '../../hooks/resolve-records.js'
@@ -60,7 +60,7 @@ export const dealSchema = Type.Object(
 export type Deal = Static<typeof dealSchema>
 
 export const dealResolver = resolve<Deal, HookContext>({
-  custom_fields_by_name: virtual(customFieldsOutput('deal', 'name'))
+  custom_fields_by_name: customFieldsResolver('deal', 'name')
 })
 export const dealExternalResolver = resolve<Deal, HookContext>({
   custom_fields: hidden

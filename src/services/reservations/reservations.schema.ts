@@ -1,10 +1,10 @@
-import { resolve, virtual } from '@feathersjs/schema'
+import { resolve } from '@feathersjs/schema'
 import { Type, getValidator } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
-import { customFieldsOutput } from '../custom-fields/custom-field-values.js'
+import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
 import { hidden } from '../../hooks/resolve-records.js'
 
 export const RESERVATION_STATUSES = ['pending', 'confirmed', 'cancelled', 'completed', 'no_show'] as const
@@ -61,7 +61,7 @@ export const reservationSchema = Type.Object(
 export type Reservation = Static<typeof reservationSchema>
 
 export const reservationResolver = resolve<Reservation, HookContext>({
-  custom_fields_by_key: virtual(customFieldsOutput('reservation', 'key'))
+  custom_fields_by_key: customFieldsResolver('reservation', 'key')
 })
 export const reservationExternalResolver = resolve<Reservation, HookContext>({
   custom_fields: hidden,

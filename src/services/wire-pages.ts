@@ -1,0 +1,216 @@
+import type { Knex } from 'knex'
+import type { Resolver } from '@feathersjs/schema'
+import type { HookContext } from '../declarations.js'
+import { hidden } from '../hooks/resolve-records.js'
+import { customFieldsPropertyOf } from './custom-fields/custom-field-values.js'
+import type { CustomFieldAddressing } from './custom-fields/custom-field-values.js'
+import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
+
+/**
+ * Wire pages: a list page a client asked for over HTTP, answered as the JSON text Postgres wrote
+ * for each record, instead of rows parsed into objects, copied by the resolvers and written out
+ * again by JSON.stringify (per-row work that was half of a joined page's CPU in node).
+ *
+ * Only where the text is exactly what the resolvers would send: a resource whose result
+ * resolvers hide columns or give custom-field values and nothing else (wireShapeOf), every
+ * column of a type whose JSON Postgres writes as the driver's value would be written
+ * (wireColumnValue), on a page RecordService reads with a compiled statement. Anything else,
+ * or a record with a value outside what the SQL formats (a timestamp before year 1 or after
+ * 9999), takes the usual path.
+ */
+
+/** What the result and external resolvers do to a record, when they do nothing but this. */
+export interface WireShape {
+  /** Columns never sent. */
+  hidden: string[]
+  /** A property giving the record's custom-field values (custom_fields_by_name or _by_key). */
+  customFields?: { property: string; entity: CustomFieldEntity; by: CustomFieldAddressing }
+}
+
+/** The resolvers' work as a WireShape, or undefined when a resolver does anything else. */
+export function wireShapeOf(result: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>): WireShape | undefined {
+  const shape: WireShape = { hidden: [] }
+  const plain = (resolver: Resolver<any, HookContext>) => !resolver.options.converter && !resolver.options.schema
+  for (const resolver of result) {
+    if (!plain(resolver)) return undefined
+    for (const [name, property] of Object.entries(resolver.options.properties as Record<string, object>)) {
+      const custom = customFieldsPropertyOf(property)
+      if (!custom || shape.customFields) return undefined
+      shape.customFields = { property: name, ...custom }
+    }
+  }
+  if (external) {
+    if (!plain(external)) return undefined
+    for (const [name, property] of Object.entries(external.options.properties as Record<string, unknown>)) {
+      if (property !== hidden) return undefined
+      shape.hidden.push(name)
+    }
+  }
+  return shape
+}
+
+/** A column of a table: its name and its type as pg_type names it. */
+export interface TableColumn {
+  name: string
+  type: string
+  category: string
+}
+
+export async function tableColumns(db: Knex, table: string): Promise<TableColumn[]> {
+  const { rows } = await db.raw(
+    `SELECT a.attname AS name, t.typname AS type, t.typcategory AS category
+       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+      WHERE a.attrelid = ?::regclass AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attnum`,
+    [table]
+  )
+  return rows
+}
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
+/** The ISO text JSON writes for a Date, in milliseconds (what timestampText and toISOString give). */
+const ISO_MILLISECONDS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+
+/**
+ * A column's value in a record's JSON, as the API sends it, and what the value must satisfy for
+ * the SQL to write exactly that; undefined for a type this does not cover (the resource keeps
+ * the usual path). The driver's readings it matches: timestamptz as ISO text in UTC with
+ * milliseconds, dates and times as Postgres's text, numeric as text (money stays exact), int8
+ * as a number (src/db.ts), json and jsonb as their JSON.
+ */
+export function wireColumnValue(column: TableColumn, value: string): { sql: string; holds?: string } | undefined {
+  switch (column.type) {
+    case 'timestamptz':
+      return {
+        sql: `to_char(${value} AT TIME ZONE 'UTC', ${ISO_MILLISECONDS})`,
+        holds: `(${value} IS NULL OR (${value} >= '0001-01-01 00:00:00+00' AND ${value} < '10000-01-01 00:00:00+00'))`
+      }
+    case 'date':
+      return { sql: value, holds: `(${value} IS NULL OR ${value} BETWEEN '0001-01-01' AND '9999-12-31')` }
+    case 'numeric':
+      return { sql: `${value}::text` }
+    case 'int8':
+      return { sql: value, holds: `(${value} IS NULL OR abs(${value}) <= 9007199254740991)` }
+    case 'int2': case 'int4': case 'bool': case 'time': case 'json': case 'jsonb': case 'uuid':
+    case '_int2': case '_int4': case '_text': case '_varchar': case '_bool':
+      return { sql: value }
+    default:
+      // Text of any kind (text, varchar, citext) and enums: JSON strings of the driver's text.
+      return column.category === 'S' || column.category === 'E' ? { sql: value } : undefined
+  }
+}
+
+/** json_build_object takes at most 100 arguments. */
+const MAX_PAIRS = 50
+
+/**
+ * The select list that turns a page statement's rows (the subquery `page`) into a record's JSON
+ * text (`crm_wire`, NULL where a value falls outside what the SQL formats) beside the page total.
+ * Undefined when a column's type or the record's size is not covered.
+ */
+export function wireProjection(columns: TableColumn[], shape: WireShape, relations: string[], total: string, page = 'page'): string | undefined {
+  const pairs: string[] = []
+  const holds: string[] = []
+  const ref = (name: string) => `${page}.${quoted(name)}`
+  for (const column of columns) {
+    if (shape.hidden.includes(column.name)) continue
+    const value = wireColumnValue(column, ref(column.name))
+    if (!value) return undefined
+    pairs.push(`${literal(column.name)}, ${value.sql}`)
+    if (value.holds) holds.push(value.holds)
+  }
+  // Relations are JSON already (inlineRelationsSelect), or NULL.
+  for (const relation of relations) pairs.push(`${literal(relation)}, ${ref(relation)}`)
+  const custom = shape.customFields
+  if (custom) {
+    if (!columns.some((column) => column.name === 'custom_fields') || !/^[a-z_]+$/.test(custom.entity)) return undefined
+    const stored = ref('custom_fields')
+    // customFieldsOutput: the live definitions of the record's organization in their order, each
+    // whose stored value is present and not null, under its name (or key).
+    pairs.push(`${literal(custom.property)}, CASE WHEN ${stored} IS NULL OR ${stored} = '{}'::jsonb THEN '{}'::json ELSE COALESCE((
+      SELECT json_object_agg(d.${quoted(custom.by)}, ${stored} -> d.key ORDER BY d.position, d.id)
+        FROM custom_fields d
+       WHERE d.organization_id = ${ref('organization_id')} AND d.entity_type = ${literal(custom.entity)} AND d.deleted_at IS NULL
+         AND jsonb_typeof(${stored} -> d.key) <> 'null'), '{}'::json) END`)
+  }
+  if (pairs.length > MAX_PAIRS) return undefined
+  const record = `json_build_object(${pairs.join(', ')})::text`
+  const wire = holds.length ? `CASE WHEN ${holds.join(' AND ')} THEN ${record} END` : record
+  return `${wire} AS crm_wire, ${page}.${quoted(total)}`
+}
+
+/**
+ * A list page of JSON texts, one per record. Its `data` reads them as objects, for any code that
+ * looks at the records (the page is then written the usual way); the formatter below writes the
+ * texts as they are when nothing did.
+ */
+export class WirePage {
+  #data?: Record<string, unknown>[]
+  constructor(readonly total: number, readonly limit: number, readonly skip: number, readonly records: string[]) {}
+
+  get data() {
+    return (this.#data ??= this.records.map((record) => JSON.parse(record)))
+  }
+
+  /** Whether the records were read as objects (and perhaps changed). */
+  get read() {
+    return this.#data !== undefined
+  }
+
+  /** The page as JSON.stringify would write it: the list envelope with the records' texts. */
+  text() {
+    return `{"total":${this.total},"limit":${this.limit},"skip":${this.skip},"data":[${this.records.join(',')}]}`
+  }
+
+  toJSON() {
+    return { total: this.total, limit: this.limit, skip: this.skip, data: this.data }
+  }
+}
+
+/**
+ * The HTTP request of a call, in its params (params.wireRequest): a page may be answered as wire
+ * text only to the call the request made itself, never to a call that copied its params (a hook
+ * calling another service), which expects records.
+ */
+export class WireRequest {
+  readonly #ctx: { hook?: unknown }
+  constructor(ctx: { hook?: unknown }) {
+    this.#ctx = ctx
+  }
+
+  /** This is the request's own call (Feathers' Koa transport keeps its hook context in ctx.hook). */
+  owns(context: object) {
+    return this.#ctx.hook === context
+  }
+
+  toJSON() {
+    return {}
+  }
+}
+
+/**
+ * The last before hook of a list: the request's own call, asking no $select, may be answered as
+ * wire text (params.asWire). Set last, so that a call an earlier hook made with a copy of the
+ * params never carries it; the service's own calls (a subclass's find) do.
+ */
+export const answerAsWire = (context: HookContext) => {
+  if (context.params.wireRequest?.owns(context) && !context.params.selectFields) context.params.asWire = true
+}
+
+type KoaContext = { method: string; feathers?: Record<string, unknown>; hook?: unknown; body?: unknown; type?: string }
+
+/** Koa middleware of a resource with wire pages: its GET requests carry their WireRequest. */
+export const wireRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
+  if (ctx.method === 'GET') ctx.feathers = { ...ctx.feathers, wireRequest: new WireRequest(ctx) }
+  return next()
+}
+
+/** The REST transport's formatter: a wire page nothing read is written as its texts. */
+export const wireFormatter = (ctx: KoaContext) => {
+  const body = ctx.body
+  if (body instanceof WirePage && !body.read) {
+    ctx.type = 'application/json'
+    ctx.body = body.text()
+  }
+}

@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { countQueries, startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { addMember, createTenant } from '../helpers/fixtures.js'
+import type { Tenant } from '../helpers/fixtures.js'
+import { WirePage, WireRequest } from '../../src/services/wire-pages.js'
+import { isEmbedded } from '../../src/db.js'
+
+/**
+ * A list page a client asks for over HTTP is answered as the JSON text Postgres writes for each
+ * record (src/services/wire-pages.ts). It must be exactly what the usual path (rows parsed, the
+ * resolvers, JSON.stringify) sends for the same rows: every column type, custom-field values by
+ * name (deleted definitions hidden, null values left out), relations, hidden columns, text that
+ * needs escaping. Each page here is read both ways, with the service's wire shape on and off.
+ * Wire pages ride on the compiled page statements of a Postgres server; on the embedded
+ * database every page takes the usual path, and only the answers are compared.
+ */
+describe('wire pages', () => {
+  let t: TestApp
+  let tenant: Tenant
+  let other: Tenant
+  let otherCompanyId: number
+
+  const list = (path: string, query: Record<string, unknown>, as: Tenant = tenant) => t.http().get(path).set(as.key).send({ query })
+  const post = (path: string, body: Record<string, unknown>, as: Tenant = tenant) => t.http().post(path).set(as.key).send(body)
+  const created = (res: { status: number; body: any }) => {
+    if (res.status !== 201) throw new Error(`${res.status} ${JSON.stringify(res.body)}`)
+    return res.body
+  }
+  const serviceOf = (path: string) => t.app.service(path.slice(1) as any) as any
+
+  /** The page both ways: as wire text (one statement, crm_wire), and by the usual path. */
+  async function bothWays(path: string, query: Record<string, unknown>) {
+    const { result: wire, sql } = await countQueries(t.db, () => list(path, query))
+    const service = serviceOf(path)
+    const shape = service.options.wire
+    service.options.wire = undefined
+    try {
+      const usual = await list(path, query)
+      return { wire, usual, sql }
+    } finally {
+      service.options.wire = shape
+    }
+  }
+
+  beforeAll(async () => {
+    t = await startApp()
+    tenant = await createTenant(t, 'Wire')
+    other = await createTenant(t, 'Elsewhere')
+    const member = await addMember(t, tenant, 'member')
+    otherCompanyId = created(await post('/companies', { name: 'Theirs' }, other)).id
+    const fields = [
+      { key: 'tier', name: 'Tier "A"', field_type: 'select', options: ['gold', 'silver'] },
+      { key: 'score', name: 'Score', field_type: 'number' },
+      { key: 'tags', name: 'Tags ✓', field_type: 'multiselect', options: ['x', 'y', 'z'] },
+      { key: 'since', name: 'Since', field_type: 'date' },
+      { key: 'vip', name: 'VIP', field_type: 'boolean' },
+      { key: 'gone', name: 'Gone', field_type: 'text' }
+    ]
+    for (const entity of ['contact', 'company', 'deal']) {
+      for (const [position, field] of fields.entries()) created(await post('/custom-fields', { entity_type: entity, position: 10 - position, ...field }))
+    }
+    const values = (i: number) => ({
+      'Tier "A"': i % 2 ? 'gold' : 'silver', Score: i === 2 ? 12.5 : i * 1000, 'Tags ✓': ['z', 'x'], Since: '2026-02-28', VIP: i % 2 === 0, Gone: 'kept'
+    })
+    const pipeline = created(await post('/pipelines', { name: 'Sales' }))
+    const stage = created(await post('/pipeline-stages', { pipeline_id: pipeline.id, name: "Négociation l'été", position: 0 }))
+    for (let i = 0; i < 6; i++) {
+      const name = [`Plain ${i}`, 'Quote " back \\ slash', 'Line\nbreak\ttab\u0001ctl', 'Émoji 🚀 ünïcode', '<script>&amp;</script>', "O'Brien"][i]
+      const company = created(await post('/companies', {
+        name, website: i % 2 ? `https://c${i}.example` : undefined, ...(i < 4 ? { custom_fields_by_name: values(i) } : {})
+      }))
+      const contact = created(await post('/contacts', {
+        first_name: name, last_name: i === 2 ? undefined : 'Wire', email: `w${i}@example.test`, phone: i % 2 ? '+33 6 12 34 56 78' : undefined,
+        company_id: company.id, owned_by_user_id: member.user.id, ...(i !== 3 ? { custom_fields_by_name: values(i) } : {})
+      }))
+      created(await post('/deals', {
+        name, amount: ['1234.50', '0.01', '99999999.99', '0', '10', '3.10'][i], currency: 'EUR', status: ['open', 'won', 'lost'][i % 3],
+        pipeline_id: pipeline.id, pipeline_stage_id: stage.id, company_id: company.id, contact_id: i === 1 ? undefined : contact.id,
+        expected_close_date: i % 2 ? '2026-12-31' : undefined, ...(i % 3 ? { owned_by_user_id: member.user.id } : {}),
+        custom_fields_by_name: { ...values(i), Score: i % 2 ? null : 7 }
+      }))
+      created(await post('/activities', {
+        subject: name, start_date: '2026-03-02', start_time: i % 2 ? '09:30' : undefined, activity_type: 'call', note: i % 2 ? name : undefined,
+        company_id: company.id, contact_id: contact.id, ...(i % 2 ? { location: 'Paris', location_geocoded: { lat: 48.8566, lng: 2.3522, address: 'Paris, France' } } : {})
+      }))
+    }
+    // A deleted definition's stored values stay stored but are never sent.
+    const gone = (await t.db('custom_fields').where({ organization_id: tenant.organization.id, key: 'gone' }).select('id')) as { id: number }[]
+    for (const { id } of gone) expect((await t.http().delete(`/custom-fields/${id}`).set(tenant.key)).status).toBe(200)
+  })
+  afterAll(async () => t?.close())
+
+  const cases: [string, Record<string, unknown>][] = [
+    ['/contacts', {}],
+    ['/contacts', { fastJoinForContactList: true, $sort: { first_name: -1 }, $limit: 4, $skip: 1 }],
+    ['/companies', { fastJoinForCompanyList: true }],
+    ['/deals', { fastJoinForDealsList: true, $limit: 50 }],
+    ['/deals', { status: { $in: ['won', 'lost'] }, $sort: { amount: -1 } }],
+    ['/activities', { fastJoinForActivityList: true, start_date: { $gte: '2026-03-01', $lte: '2026-03-31' } }],
+    ['/activities', { done: false, $limit: 3, $skip: 3 }]
+  ]
+
+  for (const [path, filters] of cases) {
+    it(`sends ${path} ${JSON.stringify(filters)} as the usual path does, in one statement`, async () => {
+      const query = { organization_id: tenant.organization.id, ...filters }
+      await list(path, query)
+      const { wire, usual, sql } = await bothWays(path, query)
+      expect(wire.status, JSON.stringify(wire.body)).toBe(200)
+      expect(wire.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(wire.body.data.length).toBeGreaterThan(0)
+      if (!isEmbedded(t.db)) {
+        expect(sql.length, sql.join('\n')).toBe(1)
+        expect(sql[0]).toContain('crm_wire')
+      }
+      expect(wire.body).toEqual(usual.body)
+      // Key for key, in the usual order (JSON equality above ignores the order of keys).
+      expect(wire.body.data.map(Object.keys)).toEqual(usual.body.data.map(Object.keys))
+    })
+  }
+
+  it('writes custom-field values, escapes and exact amounts as the resolvers do', async () => {
+    const deals = (await list('/deals', { organization_id: tenant.organization.id, $sort: { id: 1 } })).body.data
+    expect(deals.map((deal: any) => deal.amount)).toEqual(['1234.50', '0.01', '99999999.99', '0.00', '10.00', '3.10'])
+    expect(deals[2].name).toBe('Line\nbreak\ttab\u0001ctl')
+    expect(deals[0].custom_fields_by_name).toEqual({ 'Tier "A"': 'silver', Score: 7, 'Tags ✓': ['z', 'x'], Since: '2026-02-28', VIP: true })
+    // A null value is left out; the deleted definition's value is not sent.
+    expect(deals[1].custom_fields_by_name).toEqual({ 'Tier "A"': 'gold', 'Tags ✓': ['z', 'x'], Since: '2026-02-28', VIP: false })
+    expect(deals[0]).not.toHaveProperty('custom_fields')
+    expect(deals[1].won_date).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    const contacts = (await list('/contacts', { organization_id: tenant.organization.id, $sort: { id: 1 } })).body.data
+    expect(contacts[3].custom_fields_by_name).toEqual({})
+    expect(contacts[0]).not.toHaveProperty('search_name')
+    expect(contacts[0]).not.toHaveProperty('phone_normalized')
+    const activities = (await list('/activities', { organization_id: tenant.organization.id, $sort: { id: 1 } })).body.data
+    expect(activities[1]).toMatchObject({ start_time: '09:30:00', location_geocoded: { lat: 48.8566, lng: 2.3522, address: 'Paris, France' } })
+  })
+
+  it('follows a renamed definition, as the resolvers read definitions per call', async () => {
+    const [{ id }] = await t.db('custom_fields').where({ organization_id: tenant.organization.id, entity_type: 'contact', key: 'score' }).select('id')
+    expect((await t.http().patch(`/custom-fields/${id}`).set(tenant.key).send({ name: 'Points' })).status).toBe(200)
+    const { wire, usual } = await bothWays('/contacts', { organization_id: tenant.organization.id, $sort: { id: 1 } })
+    expect(wire.body.data[1].custom_fields_by_name).toHaveProperty('Points', 1000)
+    expect(wire.body).toEqual(usual.body)
+  })
+
+  it('falls back to the usual path for a timestamp outside what the SQL formats', async () => {
+    const [deal] = await t.db('deals').where({ organization_id: tenant.organization.id }).orderBy('id').limit(1).select('id', 'created_at')
+    await t.db('deals').where({ id: deal.id }).update({ created_at: t.db.raw(`'10000-01-01 00:00:00+00'::timestamptz`) })
+    try {
+      const query = { organization_id: tenant.organization.id, $sort: { id: 1 } }
+      await list('/deals', query)
+      const { wire, usual, sql } = await bothWays('/deals', query)
+      expect(wire.status).toBe(200)
+      if (!isEmbedded(t.db)) {
+        // The wire statement, then the usual page and its custom-field definitions.
+        expect(sql.length, sql.join('\n')).toBe(3)
+        expect(sql[0]).toContain('crm_wire')
+        expect(sql.slice(1).some((text) => text.includes('crm_wire'))).toBe(false)
+      }
+      expect(wire.body.data[0].created_at).toBe('+010000-01-01T00:00:00.000Z')
+      expect(wire.body).toEqual(usual.body)
+    } finally {
+      await t.db('deals').where({ id: deal.id }).update({ created_at: deal.created_at })
+    }
+  })
+
+  it('keeps the usual path for $select, an empty page past the end, and $limit 0', async () => {
+    const query = { organization_id: tenant.organization.id }
+    const selected = await countQueries(t.db, () => list('/deals', { ...query, $select: ['name', 'amount'] }))
+    expect(selected.result.body.data[0]).toEqual({ id: expect.any(Number), name: 'Plain 0', amount: '1234.50' })
+    expect(selected.sql.some((sql) => sql.includes('crm_wire'))).toBe(false)
+    expect((await list('/deals', { ...query, $skip: 50 })).body).toEqual({ total: 6, limit: 10, skip: 50, data: [] })
+    expect((await list('/deals', { ...query, $limit: 0 })).body).toEqual({ total: 6, limit: 0, skip: 0, data: [] })
+    expect((await list('/deals', { ...query, name: 'nobody' })).body).toEqual({ total: 0, limit: 10, skip: 0, data: [] })
+  })
+
+  it('answers records, never wire text, to a call that is not the request itself', async () => {
+    const org = tenant.organization.id
+    // Params copied from a request (its WireRequest along) into another call.
+    const caller = { userId: tenant.user.id, apiKeyOrganizationId: org, roles: new Map([[org, 'owner' as const]]) }
+    const page = await serviceOf('/deals').find({
+      provider: 'rest', authenticated: true, user: tenant.user, caller, query: { organization_id: org }, wireRequest: new WireRequest({ hook: {} })
+    })
+    expect(page).not.toBeInstanceOf(WirePage)
+    expect(page.data[0].custom_fields).toBeDefined()
+    // A page read as records by any hook is written the usual way (JSON of its records).
+    const wirePage = new WirePage(1, 10, 0, ['{"id":1,"name":"x"}'])
+    expect(wirePage.data[0].name).toBe('x')
+    expect(JSON.parse(JSON.stringify(wirePage))).toEqual({ total: 1, limit: 10, skip: 0, data: [{ id: 1, name: 'x' }] })
+  })
+
+  it('stays inside the organization: other records absent, 404 by id, 403 for another organization, 400 for a foreign reference', async () => {
+    const theirs = await list('/companies', { organization_id: other.organization.id }, other)
+    expect(theirs.body.data.map((company: any) => company.id)).toEqual([otherCompanyId])
+    const ours = await list('/companies', { organization_id: tenant.organization.id, fastJoinForCompanyList: true })
+    expect(ours.body.data.map((company: any) => company.id)).not.toContain(otherCompanyId)
+    expect((await t.http().get(`/companies/${otherCompanyId}`).set(tenant.key)).status).toBe(404)
+    expect((await list('/companies', { organization_id: other.organization.id })).status).toBe(403)
+    const foreign = await post('/contacts', { first_name: 'X', company_id: otherCompanyId })
+    expect(foreign.status).toBe(400)
+    expect(foreign.body.errors).toHaveProperty('company_id')
+  })
+})
