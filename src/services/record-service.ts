@@ -179,9 +179,12 @@ interface InlineJoins {
   /** The relations' column names, in the order of `select`. */
   names: string[]
   pageStatements: Map<string, PageStatement | null>
-  /** The select list of wire pages with these relations (null: not possible), once the table's columns are known. */
-  wire?: string | null
+  /** The select lists of wire pages with these relations, with and without the total (null: not possible), once the table's columns are known. */
+  wire: Map<boolean, string | null>
 }
+
+/** The $after of the page that follows a record: its (updated_at, id). */
+const cursorOf = (record: Record<string, any>): KeysetCursor => ({ updated_at: new Date(record.updated_at).toISOString(), id: record.id })
 
 /** The filters of a list that do not change which record a read by id returns. */
 const PAGING = new Set(['$limit', '$skip', '$sort'])
@@ -368,7 +371,7 @@ export class RecordService<
   /** The table's columns, read once for wire pages. */
   private columns?: Promise<TableColumn[]>
   /** The select list of wire pages without relations (null: not possible). */
-  private unjoinedWire: { wire?: string | null } = {}
+  private unjoinedWire = { wire: new Map<boolean, string | null>() }
 
   get table() {
     return this.options.name
@@ -493,16 +496,35 @@ export class RecordService<
     const skip = filters.$skip || 0
     if (!rows || (rows.length === 0 && skip > 0) || rows.some((row) => row.crm_wire === null)) return undefined
     const total = rows.length > 0 ? Number(rows[0][PAGE_TOTAL] ?? 0) : 0
-    return new WirePage(total, filters.$limit, skip, rows.map((row) => row.crm_wire))
+    return new WirePage({ total, limit: filters.$limit, skip }, rows.map((row) => row.crm_wire))
   }
 
-  /** The select list of this service's wire pages with these relations, built once the table's columns are read. */
-  private async wireSelect(joins: InlineJoins | undefined): Promise<string | null> {
-    const holder = joins ?? this.unjoinedWire
-    if (holder.wire !== undefined) return holder.wire
+  /**
+   * A keyset page ($after) as wire text: the builder's statement (no total) wrapped the same way,
+   * and `next` read from its last record. Undefined where wire pages do not apply.
+   */
+  private async wireKeysetPage(params: ServiceParams, builder: Knex.QueryBuilder, limit: number, joins: InlineJoins | undefined) {
+    if (!params.asWire || !this.options.wire || limit === 0 || params.knex || (params.listJoins && !joins)) return undefined
+    if (params.transaction?.trx || this.knex.client.config.client !== 'pg') return undefined
+    const projection = await this.wireSelect(joins, false)
+    if (!projection) return undefined
+    const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
+    const rows = await runStatement<{ crm_wire: string | null }>(this.knex, undefined, `SELECT ${projection} FROM (${sql}) AS page`, bindings as unknown[])
+    if (rows.some((row) => row.crm_wire === null)) return undefined
+    const records = rows.map((row) => row.crm_wire as string)
+    const last = records.length > 0 ? JSON.parse(records[records.length - 1]) : undefined
+    return new WirePage({ limit, skip: 0, next: last ? cursorOf(last) : null }, records)
+  }
+
+  /** The select list of this service's wire pages with these relations, with or without the page total, built once the table's columns are read. */
+  private async wireSelect(joins: InlineJoins | undefined, withTotal = true): Promise<string | null> {
+    const holder = (joins ?? this.unjoinedWire).wire
+    const known = holder.get(withTotal)
+    if (known !== undefined) return known
     const columns = await (this.columns ??= tableColumns(this.knex, this.table))
-    holder.wire = wireProjection(columns, this.options.wire!, joins?.names ?? [], PAGE_TOTAL) ?? null
-    return holder.wire
+    const select = wireProjection(columns, this.options.wire!, joins?.names ?? [], withTotal ? PAGE_TOTAL : undefined) ?? null
+    holder.set(withTotal, select)
+    return select
   }
 
   /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
@@ -520,7 +542,7 @@ export class RecordService<
     if (joins) builder.select(this.knex.raw(joins.select))
     const types = typesFor(params, this.knex)
     if (types) builder.options({ types })
-    if (params.after) return this.keysetPage(builder, filters.$limit, paginated)
+    if (params.after) return (paginated && (await this.wireKeysetPage(params, builder, filters.$limit, joins))) || this.keysetPage(builder, filters.$limit, paginated)
     const countQuery = paginated ? this.countQuery(builder, params) : undefined
     paged(builder, filters)
     if (!countQuery) return filters.$limit === 0 ? [] : await builder
@@ -541,8 +563,7 @@ export class RecordService<
     const data: Record<string, any>[] = limit === 0 ? [] : await builder.limit(limit)
     if (!paginate) return data as Result[]
     const last = data[data.length - 1]
-    const next = last ? { updated_at: new Date(last.updated_at).toISOString(), id: last.id } : null
-    return { limit, skip: 0, next, data: data as Result[] }
+    return { limit, skip: 0, next: last ? cursorOf(last) : null, data: data as Result[] }
   }
 
   /**
@@ -718,7 +739,7 @@ export class RecordService<
     let inline = this.inlineJoinColumns.get(specs)
     if (inline === undefined) {
       const select = inlineRelationsSelect(specs, this.table)
-      inline = select === null ? null : { select, names: specs.map((spec) => spec.as), pageStatements: new Map() }
+      inline = select === null ? null : { select, names: specs.map((spec) => spec.as), pageStatements: new Map(), wire: new Map() }
       this.inlineJoinColumns.set(specs, inline)
     }
     return inline ?? undefined

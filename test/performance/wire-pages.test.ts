@@ -119,6 +119,32 @@ describe('wire pages', () => {
     })
   }
 
+  it('sends keyset pages ($after, $withDeleted) as the usual path does, with the same next cursor', async () => {
+    const gone = created(await post('/contacts', { first_name: 'Deleted', email: 'gone@example.test', custom_fields_by_name: { Score: 3 } }))
+    expect((await t.http().delete(`/contacts/${gone.id}`).set(tenant.key)).status).toBe(200)
+    let $after: unknown = { updated_at: '2000-01-01T00:00:00.000Z', id: 0 }
+    const seen: number[] = []
+    const sizes: number[] = []
+    for (let page = 0; page < 5 && $after; page++) {
+      const query = { organization_id: tenant.organization.id, $withDeleted: true, $limit: 3, $sort: { updated_at: 1, id: 1 }, $after }
+      await list('/contacts', query)
+      const { wire, usual, sql } = await bothWays('/contacts', query)
+      expect(wire.status, JSON.stringify(wire.body)).toBe(200)
+      if (!isEmbedded(t.db)) expect(sql.filter((text) => text.includes('crm_wire')), sql.join('\n')).toHaveLength(1)
+      expect(wire.body).toEqual(usual.body)
+      expect(wire.body.data.map(Object.keys)).toEqual(usual.body.data.map(Object.keys))
+      expect(Object.keys(wire.body)).toEqual(['limit', 'skip', 'next', 'data'])
+      seen.push(...wire.body.data.map((contact: any) => contact.id))
+      sizes.push(wire.body.data.length)
+      $after = wire.body.next
+    }
+    // Seven contacts, the deleted one among them, in pages of 3, 3 and 1, then an empty one with no next.
+    expect(sizes).toEqual([3, 3, 1, 0])
+    expect(new Set(seen).size).toBe(7)
+    expect(seen).toContain(gone.id)
+    await t.db('contacts').where({ id: gone.id }).del()
+  })
+
   it('writes custom-field values, escapes and exact amounts as the resolvers do', async () => {
     const deals = (await list('/deals', { organization_id: tenant.organization.id, $sort: { id: 1 } })).body.data
     expect(deals.map((deal: any) => deal.amount)).toEqual(['1234.50', '0.01', '99999999.99', '0.00', '10.00', '3.10'])
@@ -185,7 +211,7 @@ describe('wire pages', () => {
     expect(page).not.toBeInstanceOf(WirePage)
     expect(page.data[0].custom_fields).toBeDefined()
     // A page read as records by any hook is written the usual way (JSON of its records).
-    const wirePage = new WirePage(1, 10, 0, ['{"id":1,"name":"x"}'])
+    const wirePage = new WirePage({ total: 1, limit: 10, skip: 0 }, ['{"id":1,"name":"x"}'])
     expect(wirePage.data[0].name).toBe('x')
     expect(JSON.parse(JSON.stringify(wirePage))).toEqual({ total: 1, limit: 10, skip: 0, data: [{ id: 1, name: 'x' }] })
   })
