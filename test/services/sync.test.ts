@@ -367,7 +367,8 @@ describe('sync and partial reads', () => {
       await t.db.raw('ANALYZE record_changes')
       let page: { sql: string; bindings: unknown[] } | undefined
       const listener = (query: { sql: string; bindings: unknown[] }) => {
-        if (query.sql.startsWith('select "contacts".*')) page = query
+        // The page's statement: the builder's own, or wrapped to write each record's JSON (wire pages).
+        if (query.sql.includes('from "contacts"')) page = query
       }
       t.db.on('query', listener)
       const after = { updated_at: new Date(Date.now() - 10_000 * 1000).toISOString(), id: 0 }
