@@ -183,6 +183,10 @@ interface InlineJoins {
   wire: Map<boolean, string | null>
 }
 
+/** The records' JSON texts of a wire statement's rows, or undefined when one holds a value the SQL does not format (NULL). */
+const wireTexts = (rows: { crm_wire?: string | null }[]) =>
+  rows.some((row) => row.crm_wire === null || row.crm_wire === undefined) ? undefined : rows.map((row) => row.crm_wire as string)
+
 /** The $after of the page that follows a record: its (updated_at, id). */
 const cursorOf = (record: Record<string, any>): KeysetCursor => ({ updated_at: new Date(record.updated_at).toISOString(), id: record.id })
 
@@ -476,7 +480,7 @@ export class RecordService<
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const joins = this.inlineJoins(params)
-    const result = (params.asWire && this.options.wire && (await this.wirePage(params, joins))) || (await this.findRecords(params, joins))
+    const result = (this.answersAsWire(params, joins) && (await this.wirePage(params, joins))) || (await this.findRecords(params, joins))
     if (joins) joinedInline.add(result)
     return result
   }
@@ -486,17 +490,22 @@ export class RecordService<
    * (wire-pages.ts), when the page has a compiled statement and every relation it attaches is in
    * that statement; undefined otherwise, and when a record holds a value the SQL does not format.
    */
+  /** The call may be answered as wire text (answerAsWire) and every relation it attaches can be read in the page's statement. */
+  private answersAsWire(params: ServiceParams, joins: InlineJoins | undefined) {
+    return Boolean(params.asWire && this.options.wire && !(params.listJoins && !joins))
+  }
+
   private async wirePage(params: ServiceParams, joins: InlineJoins | undefined): Promise<WirePage | undefined> {
-    if (params.listJoins && !joins) return undefined
     const { filters, paginate } = this.filterQuery(params)
     if (!(paginate && paginate.default) || !filters.$limit) return undefined
     const projection = await this.wireSelect(joins)
     if (!projection) return undefined
     const rows = await this.preparedPage(params, filters, joins, projection)
     const skip = filters.$skip || 0
-    if (!rows || (rows.length === 0 && skip > 0) || rows.some((row) => row.crm_wire === null)) return undefined
-    const total = rows.length > 0 ? Number(rows[0][PAGE_TOTAL] ?? 0) : 0
-    return new WirePage({ total, limit: filters.$limit, skip }, rows.map((row) => row.crm_wire))
+    const records = rows && !(rows.length === 0 && skip > 0) ? wireTexts(rows) : undefined
+    if (!records) return undefined
+    const total = rows!.length > 0 ? Number(rows![0][PAGE_TOTAL] ?? 0) : 0
+    return new WirePage({ total, limit: filters.$limit, skip }, records)
   }
 
   /**
@@ -504,14 +513,13 @@ export class RecordService<
    * and `next` read from its last record. Undefined where wire pages do not apply.
    */
   private async wireKeysetPage(params: ServiceParams, builder: Knex.QueryBuilder, limit: number, joins: InlineJoins | undefined) {
-    if (!params.asWire || !this.options.wire || limit === 0 || params.knex || (params.listJoins && !joins)) return undefined
-    if (params.transaction?.trx || this.knex.client.config.client !== 'pg') return undefined
+    if (!this.answersAsWire(params, joins) || limit === 0 || params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg') return undefined
     const projection = await this.wireSelect(joins, false)
     if (!projection) return undefined
     const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
     const rows = await runStatement<{ crm_wire: string | null }>(this.knex, undefined, `SELECT ${projection} FROM (${sql}) AS page`, bindings as unknown[])
-    if (rows.some((row) => row.crm_wire === null)) return undefined
-    const records = rows.map((row) => row.crm_wire as string)
+    const records = wireTexts(rows)
+    if (!records) return undefined
     const last = records.length > 0 ? JSON.parse(records[records.length - 1]) : undefined
     return new WirePage({ limit, skip: 0, next: last ? cursorOf(last) : null }, records)
   }

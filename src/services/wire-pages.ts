@@ -202,11 +202,11 @@ export const answerAsWire = (context: HookContext) => {
   if (context.params.wireRequest?.owns(context) && !context.params.selectFields) context.params.asWire = true
 }
 
-type KoaContext = { method: string; feathers?: Record<string, unknown>; hook?: unknown; body?: unknown; type?: string }
+type KoaContext = { method: string; feathers?: Record<string, unknown>; hook?: unknown; body?: unknown; type?: string; lookup?: { params?: Record<string, string> } }
 
-/** Koa middleware of a resource with wire pages: its GET requests carry their WireRequest. */
+/** Koa middleware of a resource with wire pages: its list requests (GET without an id) carry their WireRequest. */
 export const wireRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
-  if (ctx.method === 'GET') ctx.feathers = { ...ctx.feathers, wireRequest: new WireRequest(ctx) }
+  if (ctx.method === 'GET' && ctx.lookup?.params?.__id === undefined) ctx.feathers = { ...ctx.feathers, wireRequest: new WireRequest(ctx) }
   return next()
 }
 
