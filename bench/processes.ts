@@ -94,23 +94,36 @@ function cpuTimeMs(pid: number): number {
 
 /**
  * The CPU time of every Postgres process on this machine (the postmaster, its backends and workers),
- * in ms: read before and after a scenario, the database's own CPU per request. Undefined when the
- * database is on another host, whose processes this machine cannot see.
+ * in ms by process id: read before and after a scenario (databaseCpuSpentMs), the database's own
+ * CPU per request. Undefined when the database is on another host, whose processes this machine
+ * cannot see.
  */
-export function databaseCpuMs(databaseUrl: string): number | undefined {
+export function databaseCpuMs(databaseUrl: string): Map<number, number> | undefined {
   const host = new URL(databaseUrl).hostname
   if (!['127.0.0.1', 'localhost', '::1', '[::1]', ''].includes(host)) return undefined
-  let total = 0
+  const times = new Map<number, number>()
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) total += cpuTimeMs(Number(entry))
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) times.set(Number(entry), cpuTimeMs(Number(entry)))
     } catch {
       // The process ended between the listing and the read.
     }
   }
-  return total
+  return times
+}
+
+/**
+ * The CPU the Postgres processes spent between two readings: each process alive at the second
+ * reading, less what it had at the first (a process started since counts whole). A process that
+ * ended in between is left out, rather than subtracting its whole past from the sum (a
+ * connection closed or an autovacuum worker done during a scenario made the old sum negative).
+ */
+export const databaseCpuSpentMs = (before: Map<number, number>, after: Map<number, number>) => {
+  let spent = 0
+  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0)
+  return spent
 }
 
 /** The node processes of a server: the leaf of the npx chain and, with WEB_CONCURRENCY, its workers. */

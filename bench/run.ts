@@ -15,7 +15,7 @@ import { seed } from './seed.js'
 import { send } from './http.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
 import type { Fixtures, Scenario, ServerName } from './scenarios.js'
-import { databaseCpuMs, freePort, serviceScript, startServer } from './processes.js'
+import { databaseCpuMs, databaseCpuSpentMs, freePort, serviceScript, startServer } from './processes.js'
 import type { Server } from './processes.js'
 import { explainScenarios } from './explain.js'
 import type { ExplainFinding } from './explain.js'
@@ -243,7 +243,7 @@ async function runScenario(scenario: Scenario, server: Server, fixtures: Fixture
   const result = await load(server, scenario, fixtures, duration)
   const cpuMsPerRequest = (server.cpuMs() - cpuBefore) / Math.max(result.requests.total, 1)
   const dbAfter = databaseCpuMs(process.env.DATABASE_URL!)
-  const dbCpuMsPerRequest = dbBefore === undefined || dbAfter === undefined ? undefined : (dbAfter - dbBefore) / Math.max(result.requests.total, 1)
+  const dbCpuMsPerRequest = dbBefore === undefined || dbAfter === undefined ? undefined : databaseCpuSpentMs(dbBefore, dbAfter) / Math.max(result.requests.total, 1)
   const row: Row = {
     ...base,
     ran: true,

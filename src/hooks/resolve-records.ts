@@ -2,7 +2,7 @@ import { BadRequest } from '@feathersjs/errors'
 import { getDispatch, setDispatch } from '@feathersjs/schema'
 import type { Resolver, ResolverStatus } from '@feathersjs/schema'
 import type { HookContext, NextFunction } from '../declarations.js'
-import { WirePage } from '../services/wire-pages.js'
+import { WirePage, WireRecord } from '../services/wire-pages.js'
 
 type Row = Record<string, any>
 
@@ -89,8 +89,8 @@ export const resolveRecords =
   (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) =>
   async (context: HookContext, next: NextFunction) => {
     await next()
-    // A wire page's records were written by SQL that does what these resolvers do (wire-pages.ts).
-    if (context.result instanceof WirePage) return
+    // A wire page's or wire record's text was written by SQL that does what these resolvers do (wire-pages.ts).
+    if (context.result instanceof WirePage || context.result instanceof WireRecord) return
     if (resolvers.length > 0) context.result = await mapRecords(context.result, (record) => applyResolvers(resolvers, record, context))
     const result = context.result
     if (!external || !result || typeof result !== 'object') return

@@ -384,6 +384,8 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     ? wireShapeOf(options.resolvers?.result ?? [], options.resolvers?.external)
     : undefined
   if (wire) service.options.wire = wire
+  // A read by id may come back as wire text too where nothing after the method reads the record.
+  const wireGets = Boolean(wire && options.methods.includes('get') && !options.after?.get && !options.joins?.record)
   const references = options.references ? verifyReferences(options.references) : undefined
   const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by) : undefined
   const rules = options.rules ?? {}
@@ -410,7 +412,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
-    koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(wire ? [wireRequests] : []), ...(options.koa?.before ?? [])] },
+    koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(wire ? [wireRequests(wireGets)] : []), ...(options.koa?.before ?? [])] },
     docs: {
       description: options.description,
       ...options.docs,
@@ -441,7 +443,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
       ...(options.joins ? [offerListJoins(options.joins)] : []),
       ...(wire ? [answerAsWire] : [])
     ],
-    get: rules.get ?? [],
+    get: [...(rules.get ?? []), ...(wireGets ? [answerAsWire] : [])],
     create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
     remove: rules.remove ?? []

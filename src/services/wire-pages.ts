@@ -173,6 +173,20 @@ export class WirePage {
 }
 
 /**
+ * A record read by id, as the JSON text Postgres wrote for it (a wire get): the factory lets a
+ * read by id come back as this only where nothing after the service method looks at the record
+ * (no after hook on get, no relations to attach), and the formatter below writes the text as it
+ * is. Anything that writes it otherwise gets the record (toJSON).
+ */
+export class WireRecord {
+  constructor(readonly text: string) {}
+
+  toJSON() {
+    return JSON.parse(this.text)
+  }
+}
+
+/**
  * The HTTP request of a call, in its params (params.wireRequest): a page may be answered as wire
  * text only to the call the request made itself, never to a call that copied its params (a hook
  * calling another service), which expects records.
@@ -194,26 +208,34 @@ export class WireRequest {
 }
 
 /**
- * The last before hook of a list: the request's own call, asking no $select, may be answered as
- * wire text (params.asWire). Set last, so that a call an earlier hook made with a copy of the
- * params never carries it; the service's own calls (a subclass's find) do.
+ * The last before hook of a list or a read by id: the request's own call, asking no $select and
+ * (a read by id) no relations, may be answered as wire text (params.asWire). Set last, so that a
+ * call an earlier hook made with a copy of the params never carries it; the service's own calls
+ * (a subclass's find) do.
  */
 export const answerAsWire = (context: HookContext) => {
-  if (context.params.wireRequest?.owns(context) && !context.params.selectFields) context.params.asWire = true
+  const { params } = context
+  if (params.wireRequest?.owns(context) && !params.selectFields && !(context.method === 'get' && params.joinList)) params.asWire = true
 }
 
 type KoaContext = { method: string; feathers?: Record<string, unknown>; hook?: unknown; body?: unknown; type?: string; lookup?: { params?: Record<string, string> } }
 
-/** Koa middleware of a resource with wire pages: its list requests (GET without an id) carry their WireRequest. */
-export const wireRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
-  if (ctx.method === 'GET' && ctx.lookup?.params?.__id === undefined) ctx.feathers = { ...ctx.feathers, wireRequest: new WireRequest(ctx) }
+/**
+ * Koa middleware of a resource with wire pages: its list requests (GET without an id), and its
+ * reads by id where those may be wire records too, carry their WireRequest.
+ */
+export const wireRequests = (records: boolean) => (ctx: KoaContext, next: () => Promise<unknown>) => {
+  if (ctx.method === 'GET' && (records || ctx.lookup?.params?.__id === undefined)) ctx.feathers = { ...ctx.feathers, wireRequest: new WireRequest(ctx) }
   return next()
 }
 
-/** The REST transport's formatter: a wire page nothing read is written as its texts. */
+/** The REST transport's formatter: a wire page nothing read, or a wire record, is written as its text. */
 export const wireFormatter = (ctx: KoaContext) => {
   const body = ctx.body
-  if (body instanceof WirePage && !body.read) {
+  if (body instanceof WireRecord) {
+    ctx.type = 'application/json'
+    ctx.body = body.text
+  } else if (body instanceof WirePage && !body.read) {
     ctx.type = 'application/json'
     ctx.body = body.text()
   }

@@ -189,7 +189,8 @@ describe('query counts', () => {
       expect(result.body).not.toHaveProperty('search_name')
       const reads = sql.filter((statement) => /from "?contacts"?/i.test(statement))
       expect(reads).toHaveLength(1)
-      if (!isEmbedded(t.db)) expect(reads[0]).toContain('organization_id = ANY($1)')
+      // One organization compared with =, so that Postgres keeps one plan for the named statement (generic-plans.test.ts).
+      if (!isEmbedded(t.db)) expect(reads[0]).toContain('WHERE organization_id = $1 AND id = $2')
       expect((await t.http().get(`/contacts/${contact.id}`).set(other.key)).status).toBe(404)
       await t.http().delete(`/contacts/${contact.id}`).set(tenant.key).expect(200)
       expect((await t.http().get(`/contacts/${contact.id}`).set(tenant.key)).status).toBe(404)

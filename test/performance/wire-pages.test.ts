@@ -3,7 +3,7 @@ import { countQueries, startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { WirePage, WireRequest } from '../../src/services/wire-pages.js'
+import { WirePage, WireRecord, WireRequest } from '../../src/services/wire-pages.js'
 import { isEmbedded } from '../../src/db.js'
 
 /**
@@ -29,19 +29,25 @@ describe('wire pages', () => {
   }
   const serviceOf = (path: string) => t.app.service(path.slice(1) as any) as any
 
-  /** The page both ways: as wire text (one statement, crm_wire), and by the usual path. */
-  async function bothWays(path: string, query: Record<string, unknown>) {
-    const { result: wire, sql } = await countQueries(t.db, () => list(path, query))
+  const read = (path: string, id: number, query: Record<string, unknown> = {}, as: Tenant = tenant) =>
+    t.http().get(`${path}/${id}`).query(query).set(as.key)
+
+  /** A request both ways: as wire text (its statements counted), and by the usual path. */
+  async function compared(path: string, request: () => Promise<{ status: number; body: any; headers: Record<string, string> }>) {
+    const { result: wire, sql } = await countQueries(t.db, request)
     const service = serviceOf(path)
     const shape = service.options.wire
     service.options.wire = undefined
     try {
-      const usual = await list(path, query)
+      const usual = await request()
       return { wire, usual, sql }
     } finally {
       service.options.wire = shape
     }
   }
+
+  /** The page both ways: as wire text (one statement, crm_wire), and by the usual path. */
+  const bothWays = (path: string, query: Record<string, unknown>) => compared(path, () => list(path, query))
 
   beforeAll(async () => {
     t = await startApp()
@@ -118,6 +124,78 @@ describe('wire pages', () => {
       expect(wire.body.data.map(Object.keys)).toEqual(usual.body.data.map(Object.keys))
     })
   }
+
+  it('sends a contact or a company by id as the usual path does, in one statement', async () => {
+    for (const path of ['/contacts', '/companies']) {
+      const ids: number[] = (await list(path, { organization_id: tenant.organization.id, $sort: { id: 1 } })).body.data.map((record: any) => record.id)
+      expect(ids.length).toBeGreaterThan(5)
+      for (const id of ids) {
+        await read(path, id)
+        const { wire, usual, sql } = await compared(path, () => read(path, id))
+        expect(wire.status, JSON.stringify(wire.body)).toBe(200)
+        expect(wire.headers['content-type']).toBe('application/json; charset=utf-8')
+        if (!isEmbedded(t.db)) {
+          expect(sql.length, sql.join('\n')).toBe(1)
+          expect(sql[0]).toContain('crm_wire')
+        }
+        expect(wire.body).toEqual(usual.body)
+        expect(Object.keys(wire.body)).toEqual(Object.keys(usual.body))
+        expect(wire.body).not.toHaveProperty('custom_fields')
+        expect(wire.body).toHaveProperty('custom_fields_by_name')
+      }
+    }
+  })
+
+  it('reads by id the usual way where something after the read looks at the record', async () => {
+    const org = tenant.organization.id
+    const [contact] = (await list('/contacts', { organization_id: org, $sort: { id: 1 } })).body.data
+    // Relations asked for, or $select: the record, then the join or the pick.
+    const joined = await countQueries(t.db, () => read('/contacts', contact.id, { fastJoinForContactList: true }))
+    expect(joined.result.status).toBe(200)
+    expect(joined.result.body.company).toMatchObject({ id: contact.company_id })
+    expect(joined.sql.some((sql) => sql.includes('crm_wire'))).toBe(false)
+    const selected = await countQueries(t.db, () => read('/contacts', contact.id, { $select: ['first_name'] }))
+    expect(selected.result.body).toEqual({ id: contact.id, first_name: contact.first_name })
+    expect(selected.sql.some((sql) => sql.includes('crm_wire'))).toBe(false)
+    // Deals attach their relations to every read by id.
+    const [deal] = (await list('/deals', { organization_id: org, $sort: { id: 1 } })).body.data
+    const dealRead = await countQueries(t.db, () => read('/deals', deal.id))
+    expect(dealRead.result.body.pipelineStage).toMatchObject({ id: deal.pipeline_stage_id })
+    expect(dealRead.sql.some((sql) => sql.includes('crm_wire'))).toBe(false)
+    // A call with params copied from a request gets the record itself.
+    const caller = { userId: tenant.user.id, apiKeyOrganizationId: org, roles: new Map([[org, 'owner' as const]]) }
+    const record = await serviceOf('/contacts').get(contact.id, {
+      provider: 'rest', authenticated: true, user: tenant.user, caller, query: {}, wireRequest: new WireRequest({ hook: {} })
+    })
+    expect(record).not.toBeInstanceOf(WireRecord)
+    expect(record.first_name).toBe(contact.first_name)
+  })
+
+  it('reads by id the usual way for a timestamp outside what the SQL formats, and answers 404 for a missing or deleted record', async () => {
+    const [contact] = await t.db('contacts').where({ organization_id: tenant.organization.id }).orderBy('id').limit(1).select('id', 'created_at')
+    await t.db('contacts').where({ id: contact.id }).update({ created_at: t.db.raw(`'10000-01-01 00:00:00+00'::timestamptz`) })
+    try {
+      await read('/contacts', contact.id)
+      const { wire, usual, sql } = await compared('/contacts', () => read('/contacts', contact.id))
+      expect(wire.status).toBe(200)
+      if (!isEmbedded(t.db)) {
+        expect(sql[0]).toContain('crm_wire')
+        expect(sql.slice(1).some((text) => text.includes('crm_wire'))).toBe(false)
+      }
+      expect(wire.body.created_at).toBe('+010000-01-01T00:00:00.000Z')
+      expect(wire.body).toEqual(usual.body)
+    } finally {
+      await t.db('contacts').where({ id: contact.id }).update({ created_at: contact.created_at })
+    }
+    const gone = created(await post('/contacts', { first_name: 'Soon gone' }))
+    expect((await t.http().delete(`/contacts/${gone.id}`).set(tenant.key)).status).toBe(200)
+    for (const id of [gone.id, 2 ** 31 - 1]) {
+      const missing = await read('/contacts', id)
+      expect(missing.status).toBe(404)
+      expect(missing.body).toMatchObject({ name: 'NotFound', code: 404 })
+    }
+    await t.db('contacts').where({ id: gone.id }).del()
+  })
 
   it('sends keyset pages ($after, $withDeleted) as the usual path does, with the same next cursor', async () => {
     const gone = created(await post('/contacts', { first_name: 'Deleted', email: 'gone@example.test', custom_fields_by_name: { Score: 3 } }))
@@ -222,6 +300,11 @@ describe('wire pages', () => {
     const ours = await list('/companies', { organization_id: tenant.organization.id, fastJoinForCompanyList: true })
     expect(ours.body.data.map((company: any) => company.id)).not.toContain(otherCompanyId)
     expect((await t.http().get(`/companies/${otherCompanyId}`).set(tenant.key)).status).toBe(404)
+    const theirContact = created(await post('/contacts', { first_name: 'Theirs' }, other))
+    const byId = await countQueries(t.db, () => read('/contacts', theirContact.id))
+    expect(byId.result.status).toBe(404)
+    if (!isEmbedded(t.db)) expect(byId.sql.some((sql) => sql.includes('crm_wire'))).toBe(true)
+    expect((await read('/contacts', theirContact.id, {}, other)).body.first_name).toBe('Theirs')
     expect((await list('/companies', { organization_id: other.organization.id })).status).toBe(403)
     const foreign = await post('/contacts', { first_name: 'X', company_id: otherCompanyId })
     expect(foreign.status).toBe(400)

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
+import type { Tenant } from '../helpers/fixtures.js'
+import { isEmbedded } from '../../src/db.js'
+
+/**
+ * The named statements of the hottest reads are prepared once per connection, and Postgres plans
+ * a prepared statement for its values (a custom plan, ~0.1-0.2 ms of its CPU for a read by id)
+ * until a plan for any value (the generic plan) looks as cheap. These tests run each statement
+ * on one connection, on tables large enough for the planner's estimates to matter, and read
+ * pg_prepared_statements of that connection: the reads by id must run on their generic plan.
+ * Named statements exist on a Postgres server only: on the embedded database there is nothing
+ * to check.
+ */
+describe.skipIf(!process.env.DATABASE_URL)('named statements are planned once', () => {
+  let t: TestApp
+  let tenant: Tenant
+  let other: Tenant
+  const ids: Record<string, number> = {}
+  const post = async (path: string, body: Record<string, unknown>, as = tenant) => {
+    const res = await t.http().post(path).set(as.key).send(body)
+    if (res.status !== 201) throw new Error(`${res.status} ${JSON.stringify(res.body)}`)
+    return res.body.id as number
+  }
+  const plans = async (prefix: string) => {
+    const { rows } = await t.db.raw(`SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE ? ORDER BY name`, [`${prefix}%`])
+    return rows as { name: string; generic_plans: string; custom_plans: string }[]
+  }
+
+  beforeAll(async () => {
+    // One connection: pg_prepared_statements shows the statements of the session that reads it.
+    t = await startApp({ databasePoolSize: 1 })
+    tenant = await createTenant(t, 'Plans')
+    other = await createTenant(t, 'Other plans')
+    ids.company = await post('/companies', { name: 'Plan Co' })
+    ids.contact = await post('/contacts', { first_name: 'Plan', company_id: ids.company })
+    ids.theirs = await post('/contacts', { first_name: 'Theirs' }, other)
+    // Thousands of rows in a few organizations, and fresh statistics, as a real database has.
+    for (const organization of [tenant.organization.id, other.organization.id]) {
+      await t.db.raw(`INSERT INTO companies (organization_id, name) SELECT ?, 'Co ' || g FROM generate_series(1, 3000) g`, [organization])
+      await t.db.raw(`INSERT INTO contacts (organization_id, first_name) SELECT ?, 'C ' || g FROM generate_series(1, 3000) g`, [organization])
+    }
+    await t.db.raw('ANALYZE companies, contacts')
+  })
+  afterAll(async () => t?.close())
+
+  it('reads a contact or a company by id on the generic plan of its statement, wire text or not', async () => {
+    for (let i = 0; i < 8; i++) {
+      for (const path of [`/contacts/${ids.contact}`, `/companies/${ids.company}`]) expect((await t.http().get(path).set(tenant.key)).status).toBe(200)
+      // An internal read (a record, not wire text) takes the plain statement.
+      expect((await t.app.service('contacts').get(ids.contact, { system: true, query: { organization_id: tenant.organization.id } } as any)).first_name).toBe('Plan')
+      // Another organization's record is a 404, on the same statements.
+      expect((await t.http().get(`/contacts/${ids.theirs}`).set(tenant.key)).status).toBe(404)
+    }
+    const statements = await plans('crm get ')
+    expect(statements.map((statement) => statement.name)).toEqual(['crm get contacts live', 'crm get wire companies live', 'crm get wire contacts live'])
+    for (const statement of statements) {
+      // Five custom plans first (Postgres's rule), then the generic one for every later read.
+      expect(Number(statement.generic_plans), statement.name).toBeGreaterThanOrEqual(Number(statement.custom_plans) - 5)
+      expect(Number(statement.custom_plans), statement.name).toBeLessThanOrEqual(5)
+    }
+  })
+})
