@@ -692,6 +692,19 @@ export class RecordService<
   }
 
   /**
+   * A statement of the service's own text (`$1`, `$2`… may repeat), named on a Postgres server
+   * outside a transaction: parsed once per connection, and planned once where Postgres finds its
+   * generic plan as cheap as one for the values. Elsewhere (the embedded database, a call's
+   * transaction) the same text goes through knex.
+   */
+  protected async ownStatement<T>(name: string, text: string, values: unknown[], params: ServiceParams): Promise<T[]> {
+    const db = this.dbOf(params)
+    if (db === this.knex && db.client.config.client === 'pg') return runStatement<T>(db, name, text, values, typesFor(params, db))
+    const bindings = [...text.matchAll(/\$(\d+)/g)].map((match) => values[Number(match[1]) - 1])
+    return (await db.raw(text.replace(/\$\d+/g, '?'), bindings as Knex.RawBinding[])).rows as T[]
+  }
+
+  /**
    * Whether a read may go as a named statement: nothing asked besides the query (no prepared
    * builder, adapter options, transaction, deleted rows, cursor or custom-field filter), on a Postgres server, by
    * a service that builds its reads the common way (a channel's view of a shared table narrows

@@ -141,7 +141,10 @@ describe('contact name search on grams', () => {
       // A test organization is small enough for a sequential scan; the question is whether the index serves the statement.
       await trx.raw('SET LOCAL enable_seqscan = off')
       await trx.raw('SET LOCAL enable_bitmapscan = off')
-      const rows = (await trx.raw(`EXPLAIN ${reads[0].sql.replace(/\$\d+/g, '?')}`, reads[0].bindings as any[])).rows
+      // $1, $2… may repeat in the statement: each place takes its value.
+      const { sql, bindings } = reads[0]
+      const values = [...sql.matchAll(/\$(\d+)/g)].map((match) => bindings[Number(match[1]) - 1])
+      const rows = (await trx.raw(`EXPLAIN ${sql.replace(/\$\d+/g, '?')}`, values as any[])).rows
       return rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')
     })
     expect(plan.match(/Index Only Scan using contact_name_grams_page/g), plan).toHaveLength(2)

@@ -103,7 +103,7 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
     const term = data.searchTerm.trim().replace(/\s+/g, ' ')
     let order: string[]
     if (data.searchIn === 'name' && SHORT_ASCII_TERM.test(term)) {
-      return this.nameGramPage(data, term.toLowerCase())
+      return this.nameGramPage(data, term.toLowerCase(), params)
     }
     if (data.searchIn === 'name') {
       // search_name is the stored, folded "first last" (migration 20261121000310), indexed by trigram.
@@ -126,22 +126,18 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
    * search's (first_name, last_name, id) order. The page and the exact total are index-only
    * scans of that range, in one statement; the page's contacts are read by primary key.
    */
-  private async nameGramPage(page: ContactSearch, gram: string) {
+  private async nameGramPage(page: ContactSearch, gram: string, params: ContactParams) {
     const limit = page.$limit ?? 10
     const skip = page.$skip ?? 0
-    const organizationId = page.organization_id!
-    const { rows } = await this.knex.raw(
-      `SELECT c.*, t.total AS search_total
-       FROM (SELECT count(*) AS total FROM contact_name_grams WHERE organization_id = ? AND gram = ?) AS t
+    const rows = await this.ownStatement<Record<string, any>>('crm contact name grams', `SELECT c.*, t.total AS search_total
+       FROM (SELECT count(*) AS total FROM contact_name_grams WHERE organization_id = $1 AND gram = $2) AS t
        LEFT JOIN LATERAL (
          SELECT contact_id, first_name, last_name FROM contact_name_grams
-         WHERE organization_id = ? AND gram = ?
-         ORDER BY first_name, last_name, contact_id LIMIT ? OFFSET ?
+         WHERE organization_id = $1 AND gram = $2
+         ORDER BY first_name, last_name, contact_id LIMIT $3 OFFSET $4
        ) AS p ON true
-       LEFT JOIN contacts AS c ON c.organization_id = ? AND c.id = p.contact_id AND c.deleted_at IS NULL
-       ORDER BY p.first_name, p.last_name, p.contact_id`,
-      [organizationId, gram, organizationId, gram, limit, skip, organizationId]
-    )
+       LEFT JOIN contacts AS c ON c.organization_id = $1 AND c.id = p.contact_id AND c.deleted_at IS NULL
+       ORDER BY p.first_name, p.last_name, p.contact_id`, [page.organization_id!, gram, limit, skip], params)
     const total = Number(rows[0]?.search_total ?? 0)
     const data = rows.filter((row: Record<string, any>) => row.id != null)
     for (const row of data) delete row.search_total
