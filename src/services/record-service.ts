@@ -226,10 +226,10 @@ const STAND_IN = { limit: 3, skip: 5, number: -8_000_000, text: '\u0001crm stand
 /** A service keeps at most this many page statements (shapes of list queries), then builds the others. */
 const MAX_PAGE_STATEMENTS = 500
 /** A name per distinct page statement: a connection refuses one name for two texts (two services on one table). */
-const pageStatementNames = new Map<string, string>()
-const nameOfPage = (table: string, text: string) => {
-  let name = pageStatementNames.get(text)
-  if (!name) pageStatementNames.set(text, (name = `crm page ${table} ${pageStatementNames.size + 1}`))
+const statementNames = new Map<string, string>()
+const nameOf = (kind: string, text: string) => {
+  let name = statementNames.get(text)
+  if (!name) statementNames.set(text, (name = `${kind} ${statementNames.size + 1}`))
   return name
 }
 
@@ -685,10 +685,13 @@ export class RecordService<
     // named statement for its values until a plan for any value looks as cheap, and `= ANY($1)` of
     // an array it cannot see never does, so every read was planned again (0.1-0.2 ms of its CPU).
     const text = `SELECT * FROM "${this.table}" WHERE organization_id = ${one ? '$1' : 'ANY($1)'} AND id = $2${live} LIMIT 1`
-    const name = `crm get ${wire ? 'wire ' : ''}${this.table}${live ? ' live' : ''}${one ? '' : ' in'}`
-    // A wire read selects the record's JSON text from the row, as a wire page does (wire-pages.ts).
-    return runStatement<Result>(this.knex, name, wire ? `SELECT ${wire} FROM (${text}) AS page` : text, [one ? organizations[0] : organizations, id], wire ? undefined : typesFor(params, this.knex))
-      .then((rows) => rows[0])
+    const name = `crm get ${this.table}${live ? ' live' : ''}${one ? '' : ' in'}`
+    const values = [one ? organizations[0] : organizations, id]
+    if (!wire) return runStatement<Result>(this.knex, name, text, values, typesFor(params, this.knex)).then((rows) => rows[0])
+    // A wire read selects the record's JSON text from the row, as a wire page does (wire-pages.ts);
+    // named by its text, which depends on the service's wire shape as well as the table.
+    const wireText = `SELECT ${wire} FROM (${text}) AS page`
+    return runStatement<Result>(this.knex, nameOf(`${name} wire`, wireText), wireText, values).then((rows) => rows[0])
   }
 
   /**
@@ -774,7 +777,7 @@ export class RecordService<
       times(LIMIT) === 1 && times(SKIP) === (later ? 1 : 0)
     // Named only when nothing but the organization is asked (a plan for any organization is that plan).
     const filtered = Object.entries(shape.standIn).some(([field, value]) => field !== 'organization_id' && value !== undefined)
-    const statement = understood ? { name: filtered ? undefined : nameOfPage(this.table, sql), text: sql, values } : null
+    const statement = understood ? { name: filtered ? undefined : nameOf(`crm page ${this.table}`, sql), text: sql, values } : null
     statements.set(key, statement)
     return statement
   }

@@ -55,7 +55,7 @@ describe.skipIf(!process.env.DATABASE_URL)('named statements are planned once', 
       expect((await t.http().get(`/contacts/${ids.theirs}`).set(tenant.key)).status).toBe(404)
     }
     const statements = await plans('crm get ')
-    expect(statements.map((statement) => statement.name)).toEqual(['crm get contacts live', 'crm get wire companies live', 'crm get wire contacts live'])
+    expect(statements.map((statement) => statement.name.replace(/ \d+$/, ''))).toEqual(['crm get companies live wire', 'crm get contacts live', 'crm get contacts live wire'])
     for (const statement of statements) {
       // Five custom plans first (Postgres's rule), then the generic one for every later read.
       expect(Number(statement.generic_plans), statement.name).toBeGreaterThanOrEqual(Number(statement.custom_plans) - 5)
