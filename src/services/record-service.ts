@@ -225,7 +225,7 @@ const SKIP = Symbol('$skip')
 const STAND_IN = { limit: 3, skip: 5, number: -8_000_000, text: '\u0001crm stand-in ' }
 /** A service keeps at most this many page statements (shapes of list queries), then builds the others. */
 const MAX_PAGE_STATEMENTS = 500
-/** A name per distinct page statement: a connection refuses one name for two texts (two services on one table). */
+/** A name per distinct statement text (page statements, wire reads by id): a connection refuses one name for two texts (two services on one table). */
 const statementNames = new Map<string, string>()
 const nameOf = (kind: string, text: string) => {
   let name = statementNames.get(text)
