@@ -227,6 +227,13 @@ const STAND_IN = { limit: 3, skip: 5, number: -8_000_000, text: '\u0001crm stand
 const MAX_PAGE_STATEMENTS = 500
 /** A name per distinct statement text (page statements, wire reads by id): a connection refuses one name for two texts (two services on one table). */
 const statementNames = new Map<string, string>()
+/** A named statement: its name, its text and the values of this call. */
+interface NamedStatement {
+  name: string
+  text: string
+  values: unknown[]
+}
+const notFound = (id: Id) => new NotFound(`No record found for id '${id}'`)
 const nameOf = (kind: string, text: string) => {
   let name = statementNames.get(text)
   if (!name) statementNames.set(text, (name = `${kind} ${statementNames.size + 1}`))
@@ -486,15 +493,18 @@ export class RecordService<
   }
 
   /**
+   * The call may be answered as wire text (answerAsWire), on a Postgres server, and every relation
+   * it attaches can be read in the page's statement.
+   */
+  private answersAsWire(params: ServiceParams, joins: InlineJoins | undefined) {
+    return Boolean(params.asWire && this.options.wire && this.knex.client.config.client === 'pg' && !(params.listJoins && !joins))
+  }
+
+  /**
    * A page as the JSON texts of its records, written by Postgres from the page statement's rows
    * (wire-pages.ts), when the page has a compiled statement and every relation it attaches is in
    * that statement; undefined otherwise, and when a record holds a value the SQL does not format.
    */
-  /** The call may be answered as wire text (answerAsWire) and every relation it attaches can be read in the page's statement. */
-  private answersAsWire(params: ServiceParams, joins: InlineJoins | undefined) {
-    return Boolean(params.asWire && this.options.wire && !(params.listJoins && !joins))
-  }
-
   private async wirePage(params: ServiceParams, joins: InlineJoins | undefined): Promise<WirePage | undefined> {
     const { filters, paginate } = this.filterQuery(params)
     if (!(paginate && paginate.default) || !filters.$limit) return undefined
@@ -513,7 +523,7 @@ export class RecordService<
    * and `next` read from its last record. Undefined where wire pages do not apply.
    */
   private async wireKeysetPage(params: ServiceParams, builder: Knex.QueryBuilder, limit: number, joins: InlineJoins | undefined) {
-    if (!this.answersAsWire(params, joins) || limit === 0 || params.knex || params.transaction?.trx || this.knex.client.config.client !== 'pg') return undefined
+    if (!this.answersAsWire(params, joins) || limit === 0 || params.knex || params.transaction?.trx) return undefined
     const projection = await this.wireSelect(joins, false)
     if (!projection) return undefined
     const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
@@ -623,12 +633,12 @@ export class RecordService<
   }
 
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
-    const wire = this.answersGetAsWire(params) ? await this.wireGet(id, params) : undefined
+    const named = this.namedGet(id, params)
+    const wire = named && this.answersGetAsWire(params) ? await this.wireGet(id, named) : undefined
     if (wire) return wire as unknown as Result
-    const prepared = this.preparedGet(id, params)
-    const row = prepared ? await prepared : await this.builtGet(id, params)
-    if (!row) throw new NotFound(`No record found for id '${id}'`)
-    return row as Result
+    const row = named ? (await runStatement<Result>(this.knex, named.name, named.text, named.values, typesFor(params, this.knex)))[0] : await this.builtGet(id, params)
+    if (!row) throw notFound(id)
+    return row
   }
 
   /**
@@ -643,16 +653,17 @@ export class RecordService<
   }
 
   /**
-   * The record as the JSON text Postgres writes for it (wire-pages.ts), from the named read by id
-   * wrapped as a wire page's rows are; undefined where the named read does not apply or a value
-   * falls outside what the SQL formats (the usual read follows).
+   * The record as the JSON text Postgres writes for it (wire-pages.ts): the named read by id
+   * wrapped as a wire page's rows are, and named by its text, which depends on the service's wire
+   * shape as well as the table. Undefined where a value falls outside what the SQL formats (the
+   * usual read follows).
    */
-  private async wireGet(id: Id, params: ServiceParams): Promise<WireRecord | undefined> {
+  private async wireGet(id: Id, read: NamedStatement): Promise<WireRecord | undefined> {
     const projection = await this.wireSelect(undefined, false)
-    const read = projection ? this.preparedGet(id, params, projection) : undefined
-    if (!read) return undefined
-    const row = (await read) as { crm_wire?: string | null } | undefined
-    if (!row) throw new NotFound(`No record found for id '${id}'`)
+    if (!projection) return undefined
+    const text = `SELECT ${projection} FROM (${read.text}) AS page`
+    const [row] = await runStatement<{ crm_wire: string | null }>(this.knex, nameOf(`${read.name} wire`, text), text, read.values)
+    if (!row) throw notFound(id)
     return typeof row.crm_wire === 'string' ? new WireRecord(row.crm_wire) : undefined
   }
 
@@ -664,12 +675,12 @@ export class RecordService<
 
   /**
    * The hottest read, a live record by id within the caller's organizations and nothing else
-   * asked, as a named statement on a Postgres server: parsed and planned once per connection,
-   * then only bound and executed, and no query builder per request. The same SQL and rows as
+   * asked, as a named statement on a Postgres server: parsed once per connection and, for one
+   * organization, planned once (see below), then only bound and executed; no query builder per request. The same SQL and rows as
    * the builder's; any other query, a transaction, the embedded database or a service with its
    * own createQuery take the builder.
    */
-  private preparedGet(id: Id, params: ServiceParams, wire?: string): Promise<Result | undefined> | undefined {
+  private namedGet(id: Id, params: ServiceParams): NamedStatement | undefined {
     if (!this.servesNamed(params)) return undefined
     const query: Record<string, any> = params.query ?? {}
     // sanitizeQuery adds the paging filters, which mean nothing to a read by primary key.
@@ -684,14 +695,11 @@ export class RecordService<
     // One organization (an API key's, or a token's named one) is compared with =: Postgres plans a
     // named statement for its values until a plan for any value looks as cheap, and `= ANY($1)` of
     // an array it cannot see never does, so every read was planned again (0.1-0.2 ms of its CPU).
-    const text = `SELECT * FROM "${this.table}" WHERE organization_id = ${one ? '$1' : 'ANY($1)'} AND id = $2${live} LIMIT 1`
-    const name = `crm get ${this.table}${live ? ' live' : ''}${one ? '' : ' in'}`
-    const values = [one ? organizations[0] : organizations, id]
-    if (!wire) return runStatement<Result>(this.knex, name, text, values, typesFor(params, this.knex)).then((rows) => rows[0])
-    // A wire read selects the record's JSON text from the row, as a wire page does (wire-pages.ts);
-    // named by its text, which depends on the service's wire shape as well as the table.
-    const wireText = `SELECT ${wire} FROM (${text}) AS page`
-    return runStatement<Result>(this.knex, nameOf(`${name} wire`, wireText), wireText, values).then((rows) => rows[0])
+    return {
+      name: `crm get ${this.table}${live ? ' live' : ''}${one ? '' : ' in'}`,
+      text: `SELECT * FROM "${this.table}" WHERE organization_id = ${one ? '$1' : 'ANY($1)'} AND id = $2${live} LIMIT 1`,
+      values: [one ? organizations[0] : organizations, id]
+    }
   }
 
   /**
@@ -965,7 +973,7 @@ export class RecordService<
   private assertAllFound(ids: number[], rows: Result[]) {
     const found = new Set(rows.map((row) => Number(row.id)))
     const missing = ids.find((id) => !found.has(Number(id)))
-    if (missing !== undefined) throw new NotFound(`No record found for id '${missing}'`)
+    if (missing !== undefined) throw notFound(missing)
   }
 
   /** One UPDATE ... RETURNING on the live, scoped row (or rows, for an explicit multi patch). */
@@ -975,7 +983,7 @@ export class RecordService<
     delete changes.id
     const rows = await this.scopedWrite(id, params).update(changes).returning('*')
     if (id !== null) {
-      if (rows.length !== 1) throw new NotFound(`No record found for id '${id}'`)
+      if (rows.length !== 1) throw notFound(id)
       return rows[0] as Result
     }
     return rows as Result[]
@@ -995,7 +1003,7 @@ export class RecordService<
     const rows = this.softDelete
       ? await write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')
       : await write.delete().returning('*')
-    if (rows.length !== 1) throw new NotFound(`No record found for id '${id}'`)
+    if (rows.length !== 1) throw notFound(id)
     const record = rows[0]
     const db = params.transaction?.trx ?? this.knex
     for (const { table, column } of cascade) {
