@@ -62,4 +62,27 @@ describe.skipIf(!process.env.DATABASE_URL)('named statements are planned once', 
       expect(Number(statement.custom_plans), statement.name).toBeLessThanOrEqual(5)
     }
   })
+
+  it('reads the records of filtered pages by key on one generic plan, whatever the filter', async () => {
+    const list = (query: Record<string, unknown>, as = tenant) =>
+      t.http().get('/contacts').set(as.key).send({ query: { organization_id: as.organization.id, ...query } })
+    const filters = [{ first_name: 'Plan' }, { first_name: { $in: ['C 1', 'C 2', 'Plan'] } }, { $sort: { first_name: -1 } }, { company_id: ids.company }]
+    for (let i = 0; i < 4; i++) {
+      for (const filter of filters) {
+        const res = await list(filter)
+        expect(res.status, JSON.stringify(res.body)).toBe(200)
+        expect(res.body.data.length).toBeGreaterThan(0)
+        expect(res.body.data.every((contact: { organization_id: number }) => contact.organization_id === tenant.organization.id)).toBe(true)
+      }
+      // The same statement serves another organization, and never crosses into it.
+      const theirs = await list({ first_name: 'Theirs' }, other)
+      expect(theirs.body.data.map((contact: { id: number }) => contact.id)).toEqual([ids.theirs])
+      expect((await list({ first_name: 'Theirs' })).body).toMatchObject({ total: 0, data: [] })
+    }
+    // One statement for every filter (the records' read does not depend on it), on its generic plan.
+    const statements = await plans('crm keyed contacts')
+    expect(statements).toHaveLength(1)
+    expect(Number(statements[0].custom_plans)).toBeLessThanOrEqual(5)
+    expect(Number(statements[0].generic_plans)).toBeGreaterThanOrEqual(4 * 4 + 4 - 5)
+  })
 })

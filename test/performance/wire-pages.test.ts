@@ -107,8 +107,12 @@ describe('wire pages', () => {
     ['/activities', { done: false, $limit: 3, $skip: 3 }]
   ]
 
+  /** Whether a list asks for anything but its organization and paging: such a page is keyed (two statements). */
+  const filteredList = (filters: Record<string, unknown>) => Object.keys(filters).some((key) => !['$limit', '$skip'].includes(key) && !key.startsWith('fastJoin'))
+
   for (const [path, filters] of cases) {
-    it(`sends ${path} ${JSON.stringify(filters)} as the usual path does, in one statement`, async () => {
+    const filtered = filteredList(filters)
+    it(`sends ${path} ${JSON.stringify(filters)} as the usual path does, in ${filtered ? 'two statements (keys, then records by key)' : 'one statement'}`, async () => {
       const query = { organization_id: tenant.organization.id, ...filters }
       await list(path, query)
       const { wire, usual, sql } = await bothWays(path, query)
@@ -116,8 +120,17 @@ describe('wire pages', () => {
       expect(wire.headers['content-type']).toBe('application/json; charset=utf-8')
       expect(wire.body.data.length).toBeGreaterThan(0)
       if (!isEmbedded(t.db)) {
-        expect(sql.length, sql.join('\n')).toBe(1)
-        expect(sql[0]).toContain('crm_wire')
+        if (filtered) {
+          // The filtered page statement selects ids and the total; the records come by key.
+          expect(sql.length, sql.join('\n')).toBe(2)
+          expect(sql[0]).not.toContain('crm_wire')
+          expect(sql[0]).toMatch(/^select "\w+"\."id", \(select/)
+          expect(sql[1]).toContain('crm_wire')
+          expect(sql[1]).toContain('unnest($2::int4[]) WITH ORDINALITY')
+        } else {
+          expect(sql.length, sql.join('\n')).toBe(1)
+          expect(sql[0]).toContain('crm_wire')
+        }
       }
       expect(wire.body).toEqual(usual.body)
       // Key for key, in the usual order (JSON equality above ignores the order of keys).
@@ -248,6 +261,22 @@ describe('wire pages', () => {
     expect(wire.body).toEqual(usual.body)
   })
 
+  it('reads keyed records in the order of their keys, as they are now, within the organization only', async () => {
+    if (isEmbedded(t.db)) return
+    const companies = serviceOf('/companies')
+    const mine = (await list('/companies', { organization_id: tenant.organization.id, $sort: { id: 1 } })).body.data.map((company: { id: number }) => company.id)
+    const gone = created(await post('/companies', { name: 'Deleted between the two statements' })).id
+    expect((await t.http().delete(`/companies/${gone}`).set(tenant.key)).status).toBe(200)
+    const params = { query: { organization_id: tenant.organization.id } }
+    // The keys as a page statement would have read them: one deleted since, one of another organization.
+    const keys = [mine[2], gone, otherCompanyId, mine[0], mine[1]].map((id) => ({ id }))
+    const texts: string[] = await companies.wireRecordsByKey(params, undefined, keys)
+    expect(texts.map((text) => JSON.parse(text).id)).toEqual([mine[2], mine[0], mine[1]])
+    const usual = await Promise.all([mine[2], mine[0], mine[1]].map((id) => read('/companies', id)))
+    expect(texts.map((text) => JSON.parse(text))).toEqual(usual.map((res) => res.body))
+    expect(await companies.wireRecordsByKey(params, undefined, [])).toEqual([])
+  })
+
   it('falls back to the usual path for a timestamp outside what the SQL formats', async () => {
     const [deal] = await t.db('deals').where({ organization_id: tenant.organization.id }).orderBy('id').limit(1).select('id', 'created_at')
     await t.db('deals').where({ id: deal.id }).update({ created_at: t.db.raw(`'10000-01-01 00:00:00+00'::timestamptz`) })
@@ -257,10 +286,10 @@ describe('wire pages', () => {
       const { wire, usual, sql } = await bothWays('/deals', query)
       expect(wire.status).toBe(200)
       if (!isEmbedded(t.db)) {
-        // The wire statement, then the usual page and its custom-field definitions.
-        expect(sql.length, sql.join('\n')).toBe(3)
-        expect(sql[0]).toContain('crm_wire')
-        expect(sql.slice(1).some((text) => text.includes('crm_wire'))).toBe(false)
+        // The keys, the records by key (a null text), then the usual page and its custom-field definitions.
+        expect(sql.length, sql.join('\n')).toBe(4)
+        expect(sql[1]).toContain('crm_wire')
+        expect(sql.filter((text) => text.includes('crm_wire'))).toHaveLength(1)
       }
       expect(wire.body.data[0].created_at).toBe('+010000-01-01T00:00:00.000Z')
       expect(wire.body).toEqual(usual.body)
