@@ -249,6 +249,9 @@ const nameOf = (kind: string, text: string) => {
   return name
 }
 
+/** What a sync's keyset page asks besides its cursor ($after and $withDeleted are taken out of the query). */
+const SYNC_PAGE = new Set(['organization_id', '$sort', '$limit'])
+
 /** The paging and order of a list, kept in a page statement's query shape as they are. */
 const SHAPE_LITERAL = new Set(['$sort', '$select'])
 
@@ -580,13 +583,19 @@ export class RecordService<
    * A keyset page ($after) as wire text: the builder's statement (no total) wrapped the same way,
    * and `next` read from its last record. Undefined where wire pages do not apply. (Keyed as a
    * filtered page is, a page of 100 cost node more than it saved Postgres: measured, not kept.)
+   * A sync's page, nothing asked but the organization, is named by its text: Postgres parses the
+   * long projection once per connection (0.9 instead of 1.3 ms of its CPU for 100 contacts), and
+   * any plan of it reads the change log's index from the cursor on. A filtered keyset page is
+   * planned for its values, as a filtered page is.
    */
   private async wireKeysetPage(params: ServiceParams, builder: Knex.QueryBuilder, limit: number, joins: InlineJoins | undefined) {
     if (!this.answersAsWire(params, joins) || limit === 0 || params.knex || params.transaction?.trx) return undefined
     const projection = await this.wireSelect(joins, false)
     if (!projection) return undefined
     const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
-    const rows = await runStatement<{ crm_wire: string | null }>(this.knex, undefined, `SELECT ${projection} FROM (${sql}) AS page`, bindings as unknown[])
+    const text = `SELECT ${projection} FROM (${sql}) AS page`
+    const sync = !params.customFieldFilters?.length && Object.keys(params.query ?? {}).every((key) => SYNC_PAGE.has(key))
+    const rows = await runStatement<{ crm_wire: string | null }>(this.knex, sync ? nameOf(`crm keyset ${this.table}`, text) : undefined, text, bindings as unknown[])
     const records = wireTexts(rows)
     if (!records) return undefined
     const last = records.length > 0 ? JSON.parse(records[records.length - 1]) : undefined

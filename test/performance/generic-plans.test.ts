@@ -63,6 +63,26 @@ describe.skipIf(!process.env.DATABASE_URL)('named statements are planned once', 
     }
   })
 
+  it("names a sync's keyset page by its text, and leaves a filtered keyset page to be planned for its values", async () => {
+    const page = (query: Record<string, unknown>) =>
+      t.http().get('/contacts').set(tenant.key).send({ query: { organization_id: tenant.organization.id, $limit: 50, ...query } })
+    const [first] = (await page({ $sort: { updated_at: 1, id: 1 }, $limit: 1 })).body.data
+    const cursor = { updated_at: first.updated_at, id: first.id }
+    const seen: number[][] = []
+    for (let i = 0; i < 8; i++) {
+      const res = await page({ $withDeleted: true, $after: cursor })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.data).toHaveLength(50)
+      seen.push(res.body.data.map((contact: { id: number }) => contact.id))
+      const filtered = await page({ $after: cursor, first_name: 'C 7' })
+      expect(filtered.body.data.map((contact: { first_name: string }) => contact.first_name)).toEqual(['C 7'])
+    }
+    expect(new Set(seen.map((ids) => ids.join()))).toHaveProperty('size', 1)
+    const statements = await plans('crm keyset contacts')
+    expect(statements).toHaveLength(1)
+    expect(Number(statements[0].generic_plans) + Number(statements[0].custom_plans)).toBe(8)
+  })
+
   it('reads the records of filtered pages by key on one generic plan, whatever the filter', async () => {
     const list = (query: Record<string, unknown>, as = tenant) =>
       t.http().get('/contacts').set(as.key).send({ query: { organization_id: as.organization.id, ...query } })
