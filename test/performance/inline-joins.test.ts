@@ -85,7 +85,7 @@ describe('relations read in the list statement', () => {
       // statement that reads them by key.
       const keyed = !isEmbedded(t.db) && Boolean(service.options.wire) && Object.keys(filters).length > 0
       expect(count, sql.join('\n')).toBe(keyed ? 2 : 1)
-      expect(sql[count - 1]).toContain('json_build_object')
+      expect(sql[count - 1]).toContain('row_to_json(crm_relation)')
 
       // The same rows as stored, with the relations attached by the batch loader.
       const stored: Record<string, any>[] = await service.find({ query: { organization_id: tenant.organization.id, ...filters, $limit: 100 }, paginate: false, system: true })
