@@ -803,6 +803,7 @@ export class RecordService<
    * page, the list everybody opens first, is a named statement, parsed and planned once per
    * connection; a filtered page is sent unnamed and planned for its values, as the builder's
    * statements are (a plan made once for any value could read a whole organization for a rare one).
+   * A wire page's filtered statement selects only the keys (wireRecordsByKey reads the records).
    */
   private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins): Promise<Record<string, any>[]> | undefined {
     const page = this.compiledPage(params, filters, joins)
