@@ -82,7 +82,7 @@ export async function startServer(
 const CLOCK_TICKS_PER_S = 100
 
 /** utime + stime of a process from /proc/<pid>/stat, in ms. */
-function cpuTimeMs(pid: number): number {
+export function cpuTimeMs(pid: number): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')

@@ -15,6 +15,7 @@
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
+import { cpuTimeMs } from './processes.js'
 
 const { values: flags, positionals: files } = parseArgs({
   allowPositionals: true,
@@ -33,11 +34,7 @@ const values = JSON.parse(flags.values) as unknown[]
 const client = new pg.Client({ connectionString: url.toString() })
 await client.connect()
 const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
-/** The backend's CPU time in ms: utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks of 10 ms. */
-const backendCpuMs = () => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
+const backendCpuMs = () => cpuTimeMs(pid)
 
 try {
   for (const round of [1, 2]) {

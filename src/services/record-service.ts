@@ -181,8 +181,8 @@ interface InlineJoins {
   pageStatements: Map<string, PageStatement | null>
   /** The select lists of wire pages with these relations, with and without the total (null: not possible), once the table's columns are known. */
   wire: Map<boolean, string | null>
-  /** The statements reading wire records by key with these relations, live and not (null: not possible). */
-  byKey: Map<boolean, string | null>
+  /** The statement reading wire records by key with these relations (null: not possible), once built. */
+  byKey?: string | null
 }
 
 /** The records' JSON texts of a wire statement's rows, or undefined when one holds a value the SQL does not format (NULL). */
@@ -248,6 +248,9 @@ const nameOf = (kind: string, text: string) => {
   if (!name) statementNames.set(text, (name = `${kind} ${statementNames.size + 1}`))
   return name
 }
+
+/** A statement selecting each record's JSON text (a wire projection) from the rows of another. */
+const wireWrapped = (projection: string, rows: string) => `SELECT ${projection} FROM (${rows}) AS page`
 
 /** What a sync's keyset page asks besides its cursor ($after and $withDeleted are taken out of the query). */
 const SYNC_PAGE = new Set(['organization_id', '$sort', '$limit'])
@@ -394,7 +397,9 @@ export class RecordService<
   /** The table's columns, read once for wire pages. */
   private columns?: Promise<TableColumn[]>
   /** The select list of wire pages without relations (null: not possible). */
-  private unjoinedWire = { wire: new Map<boolean, string | null>(), byKey: new Map<boolean, string | null>() }
+  private unjoinedWire: Pick<InlineJoins, 'wire' | 'byKey'> = { wire: new Map<boolean, string | null>() }
+  /** Wire statements wrapping a named read (wireStatement): by projection, then by the read's text. */
+  private wireStatements = new Map<string, Map<string, { name: string; text: string }>>()
 
   get table() {
     return this.options.name
@@ -541,13 +546,13 @@ export class RecordService<
    * one statement was planned whole on every call (0.45 of 1 ms of Postgres's CPU for a week of
    * activities with five relations). The page statement, planned for its values, only selects
    * keys. The two run one after the other, not in one snapshot: a record changed in between is
-   * sent as it is now, and one deleted in between is left out (a live list checks deleted_at
-   * again). Undefined where a record holds a value the SQL does not format.
+   * sent as it is now, and one deleted in between is left out (deleted_at is checked again: a
+   * compiled page is always a list of live records). Undefined where a record holds a value the
+   * SQL does not format.
    */
   private async wireRecordsByKey(params: ServiceParams, joins: InlineJoins | undefined, keys: Record<string, any>[]): Promise<string[] | undefined> {
     if (keys.length === 0) return []
-    const live = this.softDelete && !params.withDeleted
-    const text = await this.wireByKeyText(joins, live)
+    const text = await this.wireByKeyText(joins)
     if (!text) return undefined
     const organizationId = (params.query as Record<string, any>).organization_id
     // Padded with nulls (which match no row) to the rows Postgres assumes for an array it cannot
@@ -559,24 +564,43 @@ export class RecordService<
     return wireTexts(rows)
   }
 
-  /** The statement wireRecordsByKey runs ($1 the organization, $2 the ids in order), built once per relations and scope. */
-  private async wireByKeyText(joins: InlineJoins | undefined, live: boolean): Promise<string | null> {
-    const holder = (joins ?? this.unjoinedWire).byKey
-    const known = holder.get(live)
-    if (known !== undefined) return known
+  /** The statement wireRecordsByKey runs ($1 the organization, $2 the ids in order), built once per relations. */
+  private async wireByKeyText(joins: InlineJoins | undefined): Promise<string | null> {
+    const holder = joins ?? this.unjoinedWire
+    if (holder.byKey !== undefined) return holder.byKey
     const projection = await this.wireSelect(joins, false)
-    const columns = await this.columns!
-    const idType = columns.find((column) => column.name === 'id')?.type
+    const idType = (await this.tableColumns()).find((column) => column.name === 'id')?.type
     let text: string | null = null
     if (projection && idType && /^int[248]$/.test(idType)) {
       const table = `"${this.table}"`
       text = `SELECT ${projection} FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, crm_keys.position AS crm_position
           FROM unnest($2::${idType}[]) WITH ORDINALITY AS crm_keys(id, position)
-          JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${live ? ` AND ${table}.deleted_at IS NULL` : ''}) AS page
+          JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${this.softDelete ? ` AND ${table}.deleted_at IS NULL` : ''}) AS page
         ORDER BY page.crm_position`
     }
-    holder.set(live, text)
+    holder.byKey = text
     return text
+  }
+
+  /** The table's columns, read once (for wire statements). */
+  private tableColumns() {
+    return (this.columns ??= tableColumns(this.knex, this.table))
+  }
+
+  /**
+   * A named read wrapped in a wire projection (`SELECT <projection> FROM (<read>) AS page`) and
+   * its statement name, built once per pair: a read by id or a sync page does not concatenate
+   * and hash its few kilobytes of SQL again on every call.
+   */
+  private wireStatement(projection: string, read: string, kind: string) {
+    let byRead = this.wireStatements.get(projection)
+    if (!byRead) this.wireStatements.set(projection, (byRead = new Map()))
+    let statement = byRead.get(read)
+    if (!statement) {
+      const text = wireWrapped(projection, read)
+      byRead.set(read, (statement = { name: nameOf(kind, text), text }))
+    }
+    return statement
   }
 
   /**
@@ -593,9 +617,9 @@ export class RecordService<
     const projection = await this.wireSelect(joins, false)
     if (!projection) return undefined
     const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
-    const text = `SELECT ${projection} FROM (${sql}) AS page`
     const sync = !params.customFieldFilters?.length && Object.keys(params.query ?? {}).every((key) => SYNC_PAGE.has(key))
-    const rows = await runStatement<{ crm_wire: string | null }>(this.knex, sync ? nameOf(`crm keyset ${this.table}`, text) : undefined, text, bindings as unknown[])
+    const { name, text } = sync ? this.wireStatement(projection, sql, `crm keyset ${this.table}`) : { name: undefined, text: wireWrapped(projection, sql) }
+    const rows = await runStatement<{ crm_wire: string | null }>(this.knex, name, text, bindings as unknown[])
     const records = wireTexts(rows)
     if (!records) return undefined
     const last = records.length > 0 ? JSON.parse(records[records.length - 1]) : undefined
@@ -607,7 +631,7 @@ export class RecordService<
     const holder = (joins ?? this.unjoinedWire).wire
     const known = holder.get(withTotal)
     if (known !== undefined) return known
-    const columns = await (this.columns ??= tableColumns(this.knex, this.table))
+    const columns = await this.tableColumns()
     const select = wireProjection(columns, this.options.wire!, joins?.names ?? [], withTotal ? PAGE_TOTAL : undefined) ?? null
     holder.set(withTotal, select)
     return select
@@ -729,8 +753,8 @@ export class RecordService<
   private async wireGet(id: Id, read: NamedStatement): Promise<WireRecord | undefined> {
     const projection = await this.wireSelect(undefined, false)
     if (!projection) return undefined
-    const text = `SELECT ${projection} FROM (${read.text}) AS page`
-    const [row] = await runStatement<{ crm_wire: string | null }>(this.knex, nameOf(`${read.name} wire`, text), text, read.values)
+    const { name, text } = this.wireStatement(projection, read.text, `${read.name} wire`)
+    const [row] = await runStatement<{ crm_wire: string | null }>(this.knex, name, text, read.values)
     if (!row) throw notFound(id)
     return typeof row.crm_wire === 'string' ? new WireRecord(row.crm_wire) : undefined
   }
@@ -855,7 +879,7 @@ export class RecordService<
     const { bindings } = compiled
     // A wire page's statement selects each record's JSON text from the page's rows (wire-pages.ts);
     // filtered, it selects their keys only (wireRecordsByKey).
-    const sql = wire && !keyed ? `SELECT ${wire} FROM (${compiled.sql}) AS page` : compiled.sql
+    const sql = wire && !keyed ? wireWrapped(wire, compiled.sql) : compiled.sql
     const values = bindings.map((binding) => slotOf(binding, shape.values.length))
     const filled = new Set(values.flatMap((value) => (value instanceof FilterValue ? [value.index] : [])))
     const times = (slot: Slot) => values.filter((value) => value === slot).length
@@ -882,7 +906,7 @@ export class RecordService<
     let inline = this.inlineJoinColumns.get(specs)
     if (inline === undefined) {
       const select = inlineRelationsSelect(specs, this.table)
-      inline = select === null ? null : { select, names: specs.map((spec) => spec.as), pageStatements: new Map(), wire: new Map(), byKey: new Map() }
+      inline = select === null ? null : { select, names: specs.map((spec) => spec.as), pageStatements: new Map(), wire: new Map() }
       this.inlineJoinColumns.set(specs, inline)
     }
     return inline ?? undefined
