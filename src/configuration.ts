@@ -1,6 +1,6 @@
-import { Type, getValidator, defaultAppConfiguration } from '@feathersjs/typebox'
+import { Type, defaultAppConfiguration } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import { dataValidator } from './validators.js'
+import { dataValidator, getValidator } from './validators.js'
 
 export const configurationSchema = Type.Intersect([
   defaultAppConfiguration,

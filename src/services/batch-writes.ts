@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Resolver, Validator } from '@feathersjs/schema'
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { TObject } from '@feathersjs/typebox'
 import type { HookContext, NextFunction } from '../declarations.js'
 import { shapeError } from '../hooks/errors.js'
@@ -9,7 +9,7 @@ import { referenceErrors } from '../hooks/references.js'
 import type { ErrorsByIndex, Reference } from '../hooks/references.js'
 import { rateLimitExceeded, rateLimitHeaders } from '../rate-limit/index.js'
 import { RecordId } from '../schemas.js'
-import { dataValidator } from '../validators.js'
+import { dataValidator, getValidator } from '../validators.js'
 import type { UpsertKey, UpsertRecord } from './record-service.js'
 
 type Hook = (context: HookContext<any>) => Promise<unknown> | unknown

@@ -1,8 +1,8 @@
 import { resolve } from '@feathersjs/schema'
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static, TLiteral, TProperties } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { AssigneeIds, CONVERSATION_STATUSES } from '../conversations/conversations.schema.js'
 

@@ -1,8 +1,8 @@
 import { resolve } from '@feathersjs/schema'
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { CHANNELS, ChannelField } from '../conversations/conversations.schema.js'
 

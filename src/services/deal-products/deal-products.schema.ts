@@ -1,6 +1,6 @@
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { DecimalString, MoneyInput, Nullable, PercentageInput, QuantityInput, RecordId, listQuery, softDeleteTimestamps, ExternalId } from '../../schemas.js'
 
 export const DISCOUNT_TYPES = ['percentage', 'fixed'] as const

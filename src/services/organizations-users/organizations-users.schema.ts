@@ -1,6 +1,6 @@
-import { Type, getValidator, StringEnum } from '@feathersjs/typebox'
+import { Type, StringEnum } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { RecordId, listQuery, timestamps } from '../../schemas.js'
 
 export const Role = StringEnum(['owner', 'admin', 'member'])

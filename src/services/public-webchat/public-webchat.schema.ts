@@ -1,6 +1,6 @@
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp } from '../../schemas.js'
 
 export const webchatSessionDataSchema = Type.Object(

@@ -1,6 +1,6 @@
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import { queryValidator } from '../../validators.js'
+import { queryValidator, getValidator } from '../../validators.js'
 import { CalendarDate, RecordId, Timestamp } from '../../schemas.js'
 
 export const availableSlotsQuerySchema = Type.Object(

@@ -1,9 +1,9 @@
 import { BadRequest } from '@feathersjs/errors'
 import { resolve } from '@feathersjs/schema'
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
 

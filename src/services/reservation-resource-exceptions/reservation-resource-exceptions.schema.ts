@@ -1,8 +1,8 @@
 import { BadRequest } from '@feathersjs/errors'
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { CalendarDate, EndTimeOfDay, Nullable, RecordId, TimeOfDay, listQuery, secondsOf, softDeleteTimestamps } from '../../schemas.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
 

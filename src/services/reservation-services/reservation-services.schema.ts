@@ -1,8 +1,8 @@
 import { resolve } from '@feathersjs/schema'
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
-import { dataValidator, queryValidator } from '../../validators.js'
+import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { DecimalString, MoneyInput, Nullable, RecordId, TimeZoneField, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
 const Minutes = (description: string, minimum = 0) => Type.Integer({ minimum, maximum: 525_600, description })

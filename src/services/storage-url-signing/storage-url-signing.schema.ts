@@ -1,6 +1,6 @@
-import { Type, getValidator } from '@feathersjs/typebox'
+import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import { dataValidator } from '../../validators.js'
+import { dataValidator, getValidator } from '../../validators.js'
 import { RecordId, Timestamp } from '../../schemas.js'
 
 export const UPLOAD_TYPES = [
