@@ -142,6 +142,10 @@ export function wireProjection(columns: TableColumn[], shape: WireShape, relatio
   return total ? `${wire} AS crm_wire, ${page}.${quoted(total)}` : `${wire} AS crm_wire`
 }
 
+const COMMA = 0x2c
+const CLOSE_BRACKET = 0x5d
+const CLOSE_BRACE = 0x7d
+
 /**
  * A list page of JSON texts, one per record, in its envelope (total, limit and skip; a keyset
  * page's limit, skip and next). Its `data` reads the texts as objects, for any code that looks at
@@ -161,10 +165,28 @@ export class WirePage {
     return this.#data !== undefined
   }
 
-  /** The page as JSON.stringify would write it: the envelope, then the records' texts as `data`. */
-  text() {
+  /**
+   * The page as JSON.stringify would write it (the envelope, then the records' texts as `data`),
+   * as UTF-8 bytes written once into one buffer. Joined into a string instead, the page was copied
+   * three more times on the JavaScript heap on its way out (the join, Koa's byte count flattening
+   * the concatenation, node prefixing the headers to a string body), some 130 KB of garbage for a
+   * page of 50 deals; the buffer lives outside the heap and goes to the socket as it is.
+   */
+  bytes() {
     const envelope = JSON.stringify(this.envelope)
-    return `${envelope.slice(0, -1)}${envelope.length > 2 ? ',' : ''}"data":[${this.records.join(',')}]}`
+    const head = `${envelope.slice(0, -1)}${envelope.length > 2 ? ',' : ''}"data":[`
+    const { records } = this
+    let length = Buffer.byteLength(head) + Math.max(records.length - 1, 0) + 2
+    for (const record of records) length += Buffer.byteLength(record)
+    const bytes = Buffer.allocUnsafe(length)
+    let at = bytes.write(head)
+    for (let i = 0; i < records.length; i++) {
+      if (i > 0) bytes[at++] = COMMA
+      at += bytes.write(records[i], at)
+    }
+    bytes[at++] = CLOSE_BRACKET
+    bytes[at] = CLOSE_BRACE
+    return bytes
   }
 
   toJSON() {
@@ -237,6 +259,6 @@ export const wireFormatter = (ctx: KoaContext) => {
     ctx.body = body.text
   } else if (body instanceof WirePage && !body.read) {
     ctx.type = 'application/json'
-    ctx.body = body.text()
+    ctx.body = body.bytes()
   }
 }

@@ -323,6 +323,20 @@ describe('wire pages', () => {
     expect(JSON.parse(JSON.stringify(wirePage))).toEqual({ total: 1, limit: 10, skip: 0, data: [{ id: 1, name: 'x' }] })
   })
 
+  it('writes a page as the UTF-8 bytes of its JSON text, multi-byte characters and empty pages included', () => {
+    const pages: [Record<string, unknown>, string[]][] = [
+      [{ total: 2, limit: 10, skip: 0 }, ['{"id":1,"name":"Zoë Ångström"}', '{"id":2,"name":"🙂 \\u0000 \\"quoted\\""}']],
+      [{ limit: 100, skip: 0, next: null }, []],
+      [{}, ['{"id":3}']]
+    ]
+    for (const [envelope, records] of pages) {
+      const bytes = new WirePage(envelope, records).bytes()
+      const expected = JSON.stringify({ ...envelope, data: records.map((record) => JSON.parse(record)) })
+      expect(bytes.toString('utf8')).toBe(expected)
+      expect(bytes.length).toBe(Buffer.byteLength(expected))
+    }
+  })
+
   it('stays inside the organization: other records absent, 404 by id, 403 for another organization, 400 for a foreign reference', async () => {
     const theirs = await list('/companies', { organization_id: other.organization.id }, other)
     expect(theirs.body.data.map((company: any) => company.id)).toEqual([otherCompanyId])
