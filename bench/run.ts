@@ -59,6 +59,8 @@ interface Row {
   reqPerSec?: number
   p50Ms?: number
   p99Ms?: number
+  /** autocannon's latency distribution of the run, in the JSON only (the shape of the tail). */
+  latency?: { mean: number; p75: number; p90: number; p97_5: number; max: number }
   non2xx?: number
   errors?: number
   requests?: number
@@ -251,6 +253,7 @@ async function runScenario(scenario: Scenario, server: Server, fixtures: Fixture
     reqPerSec: Math.round(result['2xx'] / result.duration),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    latency: { mean: result.latency.mean, p75: result.latency.p75, p90: result.latency.p90, p97_5: result.latency.p97_5, max: result.latency.max },
     non2xx: result.non2xx,
     errors: result.errors,
     requests: result.requests.total,
