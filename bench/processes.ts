@@ -127,7 +127,7 @@ export const databaseCpuSpentMs = (before: Map<number, number>, after: Map<numbe
 }
 
 /** The node processes of a server: the leaf of the npx chain and, with WEB_CONCURRENCY, its workers. */
-function nodeProcesses(pid: number): number[] {
+export function nodeProcesses(pid: number): number[] {
   const leaf = leafDescendant(pid)
   if (leaf === undefined) return []
   const parent = parentOf(leaf)

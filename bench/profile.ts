@@ -1,7 +1,7 @@
 /**
  * Where a request's time goes: `npm run bench:profile -- [--scenario 1] [--duration 20]
- * [--warmup 5] [--connections 50] [--service-dir DIR] [--top 25]`, or `-- --summarize FILE.cpuprofile`
- * for a profile taken elsewhere.
+ * [--warmup 5] [--connections 50] [--service-dir DIR] [--top 25] [--allocations]`, or
+ * `-- --summarize FILE.cpuprofile` for a profile taken elsewhere.
  *
  * Starts the service with `node --cpu-prof` on the benchmark database (seeded by `npm run bench`
  * first; DATABASE_URL and BENCH_DATABASE as for the benchmark), loads one scenario with
@@ -18,7 +18,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createKnex } from '../src/db.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
-import { freePort, serviceScript, startServer } from './processes.js'
+import { freePort, nodeProcesses, serviceScript, startServer } from './processes.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -30,6 +30,7 @@ const { values: flags } = parseArgs({
     'service-dir': { type: 'string' },
     top: { type: 'string', default: '25' },
     summarize: { type: 'string' },
+    allocations: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true },
     // Extra options for node itself, e.g. --node-option=--max-semi-space-size=4
     'node-option': { type: 'string', multiple: true }
@@ -39,6 +40,7 @@ const { values: flags } = parseArgs({
 interface CallFrame { functionName: string; url: string; lineNumber: number }
 interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
 interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] }
+interface HeapProfileNode { callFrame: CallFrame; selfSize: number; children: HeapProfileNode[] }
 
 /** Layers of a request, matched on the script URL (or the function name) of a frame; first match wins. */
 const LAYERS: { layer: string; match: (frame: CallFrame) => boolean }[] = [
@@ -131,6 +133,26 @@ function print(summary: ProfileSummary, top: number) {
   process.stdout.write(lines.join('\n') + '\n')
 }
 
+/** The bytes a sampling heap profile counts, by allocating function, per request. */
+function printAllocations(head: HeapProfileNode, requests: number, top: number) {
+  const bytes = new Map<string, number>()
+  let total = 0
+  const walk = (node: HeapProfileNode) => {
+    const { functionName, url: script, lineNumber } = node.callFrame
+    const name = `${functionName || '(anonymous)'} ${script.replace(/^.*\/node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/')}:${lineNumber + 1}`
+    bytes.set(name, (bytes.get(name) ?? 0) + node.selfSize)
+    total += node.selfSize
+    for (const child of node.children) walk(child)
+  }
+  walk(head)
+  const perRequest = (n: number) => (n / 1024 / Math.max(requests, 1)).toFixed(1)
+  const lines = [`${(total / 1048576).toFixed(0)} MB allocated over ${requests} requests: ${perRequest(total)} KB a request`, '', '| Function (self) | KB per request | % |', '|---|---:|---:|']
+  for (const [name, n] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    lines.push(`| ${name.replace(/\|/g, '\\|')} | ${perRequest(n)} | ${((100 * n) / Math.max(total, 1)).toFixed(1)} |`)
+  }
+  process.stdout.write(lines.join('\n') + '\n')
+}
+
 async function main() {
   const top = Number(flags.top)
   if (flags.summarize) {
@@ -156,25 +178,44 @@ async function main() {
   const extra = Object.fromEntries((flags.env ?? []).map((pair) => pair.split('=', 2) as [string, string]))
   const env = { ...serviceEnvironment(benchUrl.toString(), fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'))), ...extra }
   fs.mkdirSync('bench/results', { recursive: true })
+  const allocationsFile = path.join(profileDir, 'allocations.heapprofile')
+  const profiler = flags.allocations
+    ? ['--import', path.resolve('bench/allocation-sampler.mjs')]
+    : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  if (flags.allocations) env.BENCH_ALLOCATIONS_FILE = allocationsFile
   const server = await startServer(
-    'service', ['node', ...(flags['node-option'] ?? []), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...serviceScript(serviceDir)], await freePort(), env,
+    'service', ['node', ...(flags['node-option'] ?? []), ...profiler, ...serviceScript(serviceDir)], await freePort(), env,
     '/health', path.resolve('bench/results/profile-service.log'), serviceDir
   )
+  // The allocation sampler starts and stops on SIGUSR2.
+  const toggleSampler = () => { for (const pid of nodeProcesses(server.child.pid!)) process.kill(pid, 'SIGUSR2') }
   const duration = Number(flags.duration)
   let requests = 0
   try {
     const load = (seconds: number) => loadScenario(server.url, scenario, fixtures, seconds, Number(flags.connections))
     await load(Number(flags.warmup))
+    if (flags.allocations) toggleSampler()
     const cpuBefore = server.cpuMs()
     const result = await load(duration)
+    if (flags.allocations) toggleSampler()
     const cpuPerRequest = (server.cpuMs() - cpuBefore) / Math.max(result.requests.total, 1)
     requests = result['2xx']
     process.stderr.write(
       `${scenario.id} ${scenario.title}: ${Math.round(result['2xx'] / result.duration)} req/s (2xx), p99 ${result.latency.p99} ms, ` +
       `non-2xx ${result.non2xx}; ${cpuPerRequest.toFixed(3)} ms of service CPU per request (with the profiler on); peak RSS ${server.peakRssMb()} MB\n`
     )
+    if (flags.allocations) {
+      for (let attempt = 0; attempt < 80 && !fs.existsSync(allocationsFile); attempt++) await new Promise((resolve) => setTimeout(resolve, 250))
+    }
   } finally {
     await server.stop()
+  }
+  if (flags.allocations) {
+    const kept = path.join('bench/results', `allocations-${scenario.id}-${crypto.randomUUID().slice(0, 8)}.heapprofile`)
+    fs.copyFileSync(allocationsFile, kept)
+    process.stderr.write(`Allocation profile: ${kept} (open it in Chrome DevTools' Memory tab)\n`)
+    printAllocations(JSON.parse(fs.readFileSync(kept, 'utf8')).head, requests, top)
+    return
   }
   // node writes the profile as the service's process exits (after npx, which stop() waits for);
   // the main thread's is the largest (worker threads write their own).
