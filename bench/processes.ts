@@ -79,6 +79,16 @@ export async function startServer(
   }
 }
 
+/** The benchmark's own database on the server of `adminUrl` (BENCH_DATABASE, default crm_bench), as a URL. */
+export function benchDatabaseUrl(adminUrl: string): URL {
+  const url = new URL(adminUrl)
+  url.pathname = `/${benchDatabaseName()}`
+  return url
+}
+
+/** The name of the benchmark's database: BENCH_DATABASE, default crm_bench. */
+export const benchDatabaseName = () => process.env.BENCH_DATABASE || 'crm_bench'
+
 const CLOCK_TICKS_PER_S = 100
 
 /** utime + stime of a process from /proc/<pid>/stat, in ms. */

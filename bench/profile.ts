@@ -18,7 +18,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createKnex } from '../src/db.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
-import { freePort, nodeProcesses, serviceScript, startServer } from './processes.js'
+import { benchDatabaseUrl, freePort, nodeProcesses, serviceScript, startServer } from './processes.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -64,6 +64,11 @@ const LAYERS: { layer: string; match: (frame: CallFrame) => boolean }[] = [
   { layer: 'other (V8, native, program)', match: (f) => f.functionName === '(program)' || (!f.url && !/^\(/.test(f.functionName)) }
 ]
 
+/** A frame as the summaries name it: function, then its script (from node_modules/, src/ or bench/ on) and line. */
+function frameName({ functionName, url: script, lineNumber }: CallFrame) {
+  return `${functionName || '(anonymous)'} ${script.replace(/^.*\/node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/')}:${lineNumber + 1}`
+}
+
 function url(pattern: RegExp) {
   return (frame: CallFrame) => pattern.test(frame.url)
 }
@@ -106,13 +111,13 @@ export function summarize(profile: CpuProfile, seconds?: number): ProfileSummary
     time += profile.timeDeltas[i]
     if (time < cutoff) continue
     const node = byId.get(profile.samples[i])!
-    const { functionName, url: script, lineNumber } = node.callFrame
+    const { functionName } = node.callFrame
     if (functionName === '(idle)' || functionName === '(root)') continue
     total++
     const special = functionName === '(garbage collector)' ? 'garbage collection' : functionName === '(program)' ? 'other (V8, native, program)' : undefined
     const layer = special ?? classify(node.id)
     layerCount.set(layer, (layerCount.get(layer) ?? 0) + 1)
-    const name = `${functionName || '(anonymous)'} ${script.replace(/^.*\/node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/')}:${lineNumber + 1}`
+    const name = frameName(node.callFrame)
     functionCount.set(name, (functionCount.get(name) ?? 0) + 1)
   }
   const percent = (n: number) => Math.round((1000 * n) / Math.max(total, 1)) / 10
@@ -138,8 +143,7 @@ function printAllocations(head: HeapProfileNode, requests: number, top: number) 
   const bytes = new Map<string, number>()
   let total = 0
   const walk = (node: HeapProfileNode) => {
-    const { functionName, url: script, lineNumber } = node.callFrame
-    const name = `${functionName || '(anonymous)'} ${script.replace(/^.*\/node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/')}:${lineNumber + 1}`
+    const name = frameName(node.callFrame)
     bytes.set(name, (bytes.get(name) ?? 0) + node.selfSize)
     total += node.selfSize
     for (const child of node.children) walk(child)
@@ -161,8 +165,7 @@ async function main() {
   }
   const adminUrl = process.env.DATABASE_URL
   if (!adminUrl) throw new Error('Set DATABASE_URL to the Postgres server of the benchmark database (seeded by npm run bench).')
-  const benchUrl = new URL(adminUrl)
-  benchUrl.pathname = `/${process.env.BENCH_DATABASE || 'crm_bench'}`
+  const benchUrl = benchDatabaseUrl(adminUrl)
   const scenario = SCENARIOS.find((s) => s.id === flags.scenario && s.server === 'service')
   if (!scenario) throw new Error(`No service scenario '${flags.scenario}'`)
   const db = await createKnex(benchUrl.toString(), './data', 2)

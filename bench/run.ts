@@ -15,7 +15,7 @@ import { seed } from './seed.js'
 import { send } from './http.js'
 import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
 import type { Fixtures, Scenario, ServerName } from './scenarios.js'
-import { databaseCpuMs, databaseCpuSpentMs, freePort, serviceScript, startServer } from './processes.js'
+import { benchDatabaseName, databaseCpuMs, databaseCpuSpentMs, freePort, serviceScript, startServer } from './processes.js'
 import type { Server } from './processes.js'
 import { explainScenarios } from './explain.js'
 import type { ExplainFinding } from './explain.js'
@@ -81,7 +81,7 @@ interface Row {
 async function main() {
   const adminUrl = process.env.DATABASE_URL
   if (!adminUrl) throw new Error('Set DATABASE_URL to a Postgres server (the benchmark creates its own database there).')
-  const benchUrl = await prepareDatabase(adminUrl, process.env.BENCH_DATABASE || 'crm_bench')
+  const benchUrl = await prepareDatabase(adminUrl, benchDatabaseName())
   const db = await createKnex(benchUrl, './data', 2)
   let servers: Partial<Record<ServerName, Server>> = {}
   try {

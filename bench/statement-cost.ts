@@ -15,7 +15,7 @@
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { cpuTimeMs } from './processes.js'
+import { benchDatabaseUrl, cpuTimeMs } from './processes.js'
 
 const { values: flags, positionals: files } = parseArgs({
   allowPositionals: true,
@@ -26,8 +26,7 @@ if (!adminUrl || files.length === 0) {
   console.error('usage: DATABASE_URL=… npm run bench:statement -- [--unnamed] [--calls N] --values JSON file.sql…')
   process.exit(2)
 }
-const url = new URL(adminUrl)
-url.pathname = `/${process.env.BENCH_DATABASE || 'crm_bench'}`
+const url = benchDatabaseUrl(adminUrl)
 const calls = Number(flags.calls)
 const values = JSON.parse(flags.values) as unknown[]
 
