@@ -18,6 +18,8 @@ export const configurationSchema = Type.Intersect([
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
+    /** Megabytes of record texts a wire page may reuse (record-texts.ts); 0 keeps none. */
+    recordCacheMb: Type.Number({ minimum: 0 }),
     redisUrl: Type.String(),
     /** Rate limiting (docs/rate-limiting.md): API-key requests per organization per sliding window. */
     rateLimitEnabled: Type.Boolean(),

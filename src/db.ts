@@ -6,6 +6,7 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { checkDatabaseUrl, lockDataDir } from './startup.js'
+import { recordTextsOf } from './services/record-texts.js'
 
 const DATE_OID = 1082
 const INT8_OID = 20
@@ -141,5 +142,6 @@ export async function migrate(db: Knex, sourceDirectory?: string) {
 
 export const database = async (app: Application) => {
   const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'))
+  recordTextsOf(db, app.get('recordCacheMb'))
   app.set('knex', db)
 }

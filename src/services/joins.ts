@@ -119,6 +119,22 @@ export function inlineRelationsSelect(specs: JoinSpec[], outer: string): string 
   }).join(', ')
 }
 
+/**
+ * The versions of a list's relations (record-texts.ts) as one SQL text expression on the outer
+ * table's rows: for each relation in order, the related row's xmin, probed the way
+ * inlineRelationsSelect reads the row, '-' where there is none (absent, deleted, another
+ * organization's). A relation computed from other rows than its own (a subquery) has no version
+ * of its own: then the expression is NULL, and records with those relations are read every time.
+ */
+export function inlineRelationVersions(specs: JoinSpec[], outer: string): string {
+  if (specs.some((spec) => Object.values(spec.computed ?? {}).some((sql) => /\bselect\b/i.test(sql)))) return 'NULL::text'
+  return specs.map((spec) => {
+    const table = quote(spec.table)
+    const row = (column: string) => `= ${quote(outer)}.${quote(column)}`
+    return `COALESCE((SELECT ${table}.xmin::text FROM ${table} ${relationWhere(spec, `${table}.`, row(spec.from), row('organization_id'))}), '-')`
+  }).join(` || '/' || `)
+}
+
 /** The SELECT of one load; `ids` and `organizations` are SQL expressions of integer arrays. */
 function relationSql({ spec, columns }: RelationLoad, ids: string, organizations: string) {
   const tenant = spec.tenant !== false

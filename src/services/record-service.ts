@@ -5,9 +5,10 @@ import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import { containsPattern } from './like.js'
-import { inlineRelationsSelect } from './joins.js'
+import { inlineRelationVersions, inlineRelationsSelect } from './joins.js'
 import type { JoinSpec } from './joins.js'
-import { WirePage, WireRecord, tableColumns, wireProjection } from './wire-pages.js'
+import { recordTextsOf } from './record-texts.js'
+import { WirePage, WireRecord, tableColumns, wireProjection, wireVersion } from './wire-pages.js'
 import type { TableColumn, WireRequest, WireShape } from './wire-pages.js'
 
 /** Rows of another table that live and die with a record: deleting the record soft-deletes them. */
@@ -178,12 +179,43 @@ interface InlineJoins {
   select: string
   /** The relations' column names, in the order of `select`. */
   names: string[]
+  /** The relations' versions (inlineRelationVersions), a SQL text expression. */
+  versions: string
   pageStatements: Map<string, PageStatement | null>
-  /** The select lists of wire pages with these relations, with and without the total (null: not possible), once the table's columns are known. */
-  wire: Map<boolean, string | null>
-  /** The statement reading wire records by key with these relations (null: not possible), once built. */
-  byKey?: string | null
+  /** What wire pages with these relations need, once the table's columns are known (WireTexts). */
+  wire?: Promise<WireTexts | null>
+  /** Prefix of the keys of these records' texts in the database's record texts (record-texts.ts): one per service and relations. */
+  textScope: string
 }
+
+/**
+ * A service's wire statements with one set of relations (or none): each record's JSON text
+ * (`projection`, a select list on the rows `page`), the version it is written from (`version`,
+ * record-texts.ts), and the two named statements reading records by key ($1 the organization,
+ * $2 the ids): their versions, and their texts with their versions.
+ */
+interface WireTexts {
+  projection: string
+  version: string
+  versionsByKey: string
+  textsByKey: string
+}
+
+/** A row of a wire page's statement: a record's id, its version where the statement reads it (record-texts.ts), the page total. */
+interface PageKey {
+  id: number
+  crm_version?: string | null
+  crm_page_total?: string | number | null
+}
+/** A record's text read by key, with the version it was written from. */
+interface KeyedText {
+  id: number
+  crm_wire: string
+  crm_version: string | null
+}
+/** A prefix of record-text keys, one per service and set of relations. */
+let textScopes = 0
+const textScope = (service: { table: string }) => `${service.table}:${++textScopes}:`
 
 /** The records' JSON texts of a wire statement's rows, or undefined when one holds a value the SQL does not format (NULL). */
 const wireTexts = (rows: { crm_wire?: string | null }[]) =>
@@ -211,11 +243,6 @@ async function carriedTotal(rows: Record<string, any>[], column: string, skip: n
 interface PageStatement {
   /** Named (prepared) only for the unfiltered page; a filtered page is planned for its values. */
   name?: string
-  /**
-   * The statement selects the page's keys (and its total), not its records: a wire page's filtered
-   * statement, whose records are then read by key with a named statement (wireRecordsByKey).
-   */
-  keyed?: boolean
   text: string
   values: (unknown | Slot)[]
 }
@@ -396,8 +423,8 @@ export class RecordService<
   private updatedAtColumn?: string
   /** The table's columns, read once for wire pages. */
   private columns?: Promise<TableColumn[]>
-  /** The select list of wire pages without relations (null: not possible). */
-  private unjoinedWire: Pick<InlineJoins, 'wire' | 'byKey'> = { wire: new Map<boolean, string | null>() }
+  /** The wire statements of pages without relations. */
+  private unjoinedWire: Pick<InlineJoins, 'wire' | 'textScope'> = { textScope: textScope(this) }
   /** Wire statements wrapping a named read (wireStatement): by projection, then by the read's text. */
   private wireStatements = new Map<string, Map<string, { name: string; text: string }>>()
 
@@ -518,68 +545,87 @@ export class RecordService<
   }
 
   /**
-   * A page as the JSON texts of its records, written by Postgres from the page statement's rows
-   * (wire-pages.ts), when the page has a compiled statement and every relation it attaches is in
-   * that statement; undefined otherwise, and when a record holds a value the SQL does not format.
+   * A page as the JSON texts of its records (wire-pages.ts), when the page has a compiled
+   * statement and every relation it attaches can be read with the records; undefined otherwise,
+   * and when a record holds a value the SQL does not format. The page statement selects the
+   * page's keys and its total, and, for the unfiltered page, each record's version; the texts
+   * come from the record texts where their version matches, and by key for the others
+   * (wireRecordsOf).
    */
   private async wirePage(params: ServiceParams, joins: InlineJoins | undefined): Promise<WirePage | undefined> {
     const { filters, paginate } = this.filterQuery(params)
     if (!(paginate && paginate.default) || !filters.$limit) return undefined
-    const projection = await this.wireSelect(joins)
-    const page = projection ? this.compiledPage(params, filters, joins, projection) : undefined
-    if (!page) return undefined
+    const wire = await this.wireTexts(joins)
+    const page = wire ? this.compiledPage(params, filters, joins, wire.version) : undefined
+    if (!wire || !page) return undefined
     const { statement, values } = page
-    const rows = await runStatement<Record<string, any>>(this.knex, statement.name, statement.text, values)
+    const rows = await runStatement<PageKey>(this.knex, statement.name, statement.text, values)
     const skip = filters.$skip || 0
     // An empty page past the end counts on its own: the usual path does it.
     if (rows.length === 0 && skip > 0) return undefined
-    const records = statement.keyed ? await this.wireRecordsByKey(params, joins, rows) : wireTexts(rows)
+    const records = await this.wireRecordsOf(params, joins, wire, rows)
     if (!records) return undefined
     const total = rows.length > 0 ? Number(rows[0][PAGE_TOTAL] ?? 0) : 0
     return new WirePage({ total, limit: filters.$limit, skip }, records)
   }
 
   /**
-   * The JSON texts of the records a keyed page statement selected (their `id`s, in the page's
-   * order), with the relations of the call: one named statement per table, relations and scope,
-   * so Postgres parses and plans the wire projection once per connection, where a filtered page's
-   * one statement was planned whole on every call (0.45 of 1 ms of Postgres's CPU for a week of
-   * activities with five relations). The page statement, planned for its values, only selects
-   * keys. The two run one after the other, not in one snapshot: a record changed in between is
-   * sent as it is now, and one deleted in between is left out (deleted_at is checked again: a
-   * compiled page is always a list of live records). Undefined where a record holds a value the
-   * SQL does not format.
+   * The JSON texts of a page's records, in the page's order: `keys` are the page statement's rows
+   * (each record's id, and its version where the statement read it; a filtered page's statement,
+   * planned for its values, reads no more than its keys, whose versions are then read by key).
+   * A record whose text the record texts hold for its version is not read again; the others are
+   * read by key (wireRecordsByKey) and kept. The statements run one after the other, not in one
+   * snapshot: a record changed in between is sent as it is now, and one deleted in between is
+   * left out (deleted_at is checked again: a compiled page is always a list of live records).
+   * Undefined where a record holds a value the SQL does not format.
    */
-  private async wireRecordsByKey(params: ServiceParams, joins: InlineJoins | undefined, keys: Record<string, any>[]): Promise<string[] | undefined> {
+  private async wireRecordsOf(params: ServiceParams, joins: InlineJoins | undefined, wire: WireTexts, keys: PageKey[]): Promise<string[] | undefined> {
     if (keys.length === 0) return []
-    const text = await this.wireByKeyText(joins)
-    if (!text) return undefined
+    const versions = keys[0].crm_version === undefined ? await this.byKey<PageKey>(params, wire.versionsByKey, keys, 'versions') : keys
+    const texts = recordTextsOf(this.knex)
+    const scope = (joins ?? this.unjoinedWire).textScope
+    const records: (string | undefined)[] = versions.map((key) => texts.get(scope + key.id, key.crm_version ?? null))
+    const missing = versions.filter((_, i) => records[i] === undefined)
+    if (missing.length === 0) return records as string[]
+    const read = await this.wireRecordsByKey(params, wire, missing)
+    if (!read) return undefined
+    const byId = new Map(read.map((record) => [record.id, record]))
+    const page: string[] = []
+    versions.forEach((key, i) => {
+      const record = records[i] === undefined ? byId.get(key.id) : undefined
+      if (record) texts.set(scope + record.id, record.crm_version, record.crm_wire)
+      const text = records[i] ?? record?.crm_wire
+      if (text !== undefined) page.push(text)
+    })
+    return page
+  }
+
+  /**
+   * Records by key with a wire statement ($1 the organization, $2 the ids, in order), named: the
+   * statement does not depend on the page's filter, so every filtered list of a resource shares
+   * it, and Postgres parses and plans it once per connection. Records deleted since, or of another
+   * organization, are not there.
+   */
+  private byKey<T>(params: ServiceParams, text: string, keys: PageKey[], kind: string): Promise<T[]> {
     const organizationId = (params.query as Record<string, any>).organization_id
     // Padded with nulls (which match no row) to the rows Postgres assumes for an array it cannot
     // see: a plan for a shorter array would look cheaper than the generic plan, and Postgres would
     // plan every call again.
     const ids: (number | null)[] = keys.map((key) => key.id)
     while (ids.length < UNSEEN_ARRAY_ROWS) ids.push(null)
-    const rows = await runStatement<{ crm_wire: string | null }>(this.knex, nameOf(`crm keyed ${this.table}`, text), text, [organizationId, ids])
-    return wireTexts(rows)
+    return runStatement<T>(this.knex, nameOf(`crm ${kind} ${this.table}`, text), text, [organizationId, ids])
   }
 
-  /** The statement wireRecordsByKey runs ($1 the organization, $2 the ids in order), built once per relations. */
-  private async wireByKeyText(joins: InlineJoins | undefined): Promise<string | null> {
-    const holder = joins ?? this.unjoinedWire
-    if (holder.byKey !== undefined) return holder.byKey
-    const projection = await this.wireSelect(joins, false)
-    const idType = (await this.tableColumns()).find((column) => column.name === 'id')?.type
-    let text: string | null = null
-    if (projection && idType && /^int[248]$/.test(idType)) {
-      const table = `"${this.table}"`
-      text = `SELECT ${projection} FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, crm_keys.position AS crm_position
-          FROM unnest($2::${idType}[]) WITH ORDINALITY AS crm_keys(id, position)
-          JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${this.softDelete ? ` AND ${table}.deleted_at IS NULL` : ''}) AS page
-        ORDER BY page.crm_position`
-    }
-    holder.byKey = text
-    return text
+  /**
+   * The texts of records by key with the relations of the call, each with its id and the version
+   * it was written from (one named statement per table, relations and scope: Postgres parses and
+   * plans the wire projection once per connection). Undefined where a record holds a value the
+   * SQL does not format.
+   */
+  private async wireRecordsByKey(params: ServiceParams, wire: WireTexts, keys: PageKey[]): Promise<KeyedText[] | undefined> {
+    if (keys.length === 0) return []
+    const rows = await this.byKey<{ id: number; crm_wire: string | null; crm_version: string | null }>(params, wire.textsByKey, keys, 'keyed')
+    return rows.some((row) => typeof row.crm_wire !== 'string') ? undefined : (rows as KeyedText[])
   }
 
   /** The table's columns, read once (for wire statements). */
@@ -606,7 +652,8 @@ export class RecordService<
   /**
    * A keyset page ($after) as wire text: the builder's statement (no total) wrapped the same way,
    * and `next` read from its last record. Undefined where wire pages do not apply. (Keyed as a
-   * filtered page is, a page of 100 cost node more than it saved Postgres: measured, not kept.)
+   * filtered page is, a page of 100 cost node more than it saved Postgres: measured, not kept;
+   * a sync reads each record once, so its texts are not kept either.)
    * A sync's page, nothing asked but the organization, is named by its text: Postgres parses the
    * long projection once per connection (0.9 instead of 1.3 ms of its CPU for 100 contacts), and
    * any plan of it reads the change log's index from the cursor on. A filtered keyset page is
@@ -614,11 +661,11 @@ export class RecordService<
    */
   private async wireKeysetPage(params: ServiceParams, builder: Knex.QueryBuilder, limit: number, joins: InlineJoins | undefined) {
     if (!this.answersAsWire(params, joins) || limit === 0 || params.knex || params.transaction?.trx) return undefined
-    const projection = await this.wireSelect(joins, false)
-    if (!projection) return undefined
+    const wire = await this.wireTexts(joins)
+    if (!wire) return undefined
     const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
     const sync = !params.customFieldFilters?.length && Object.keys(params.query ?? {}).every((key) => SYNC_PAGE.has(key))
-    const { name, text } = sync ? this.wireStatement(projection, sql, `crm keyset ${this.table}`) : { name: undefined, text: wireWrapped(projection, sql) }
+    const { name, text } = sync ? this.wireStatement(wire.projection, sql, `crm keyset ${this.table}`) : { name: undefined, text: wireWrapped(wire.projection, sql) }
     const rows = await runStatement<{ crm_wire: string | null }>(this.knex, name, text, bindings as unknown[])
     const records = wireTexts(rows)
     if (!records) return undefined
@@ -626,15 +673,30 @@ export class RecordService<
     return new WirePage({ limit, skip: 0, next: last ? cursorOf(last) : null }, records)
   }
 
-  /** The select list of this service's wire pages with these relations, with or without the page total, built once the table's columns are read. */
-  private async wireSelect(joins: InlineJoins | undefined, withTotal = true): Promise<string | null> {
-    const holder = (joins ?? this.unjoinedWire).wire
-    const known = holder.get(withTotal)
-    if (known !== undefined) return known
-    const columns = await this.tableColumns()
-    const select = wireProjection(columns, this.options.wire!, joins?.names ?? [], withTotal ? PAGE_TOTAL : undefined) ?? null
-    holder.set(withTotal, select)
-    return select
+  /**
+   * This service's wire statements with these relations (WireTexts), built once the table's
+   * columns are read; null where a column's type is not covered or the ids are not integers.
+   */
+  private wireTexts(joins: InlineJoins | undefined): Promise<WireTexts | null> {
+    const holder = joins ?? this.unjoinedWire
+    return (holder.wire ??= this.tableColumns().then((columns) => {
+      const shape = this.options.wire!
+      const projection = wireProjection(columns, shape, joins?.names ?? [])
+      const idType = columns.find((column) => column.name === 'id')?.type
+      if (!projection || !idType || !/^int[248]$/.test(idType)) return null
+      const version = wireVersion(shape, this.table, joins?.versions)
+      const table = `"${this.table}"`
+      const keyed = `FROM unnest($2::${idType}[]) WITH ORDINALITY AS crm_keys(id, position)
+          JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${this.softDelete ? ` AND ${table}.deleted_at IS NULL` : ''}`
+      return {
+        projection,
+        version,
+        versionsByKey: `SELECT ${table}.id, ${version} AS crm_version ${keyed} ORDER BY crm_keys.position`,
+        textsByKey: `SELECT ${projection}, page.id, page.crm_version FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, ${version} AS crm_version, crm_keys.position AS crm_position
+          ${keyed}) AS page
+        ORDER BY page.crm_position`
+      }
+    }))
   }
 
   /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
@@ -751,9 +813,9 @@ export class RecordService<
    * usual read follows).
    */
   private async wireGet(id: Id, read: NamedStatement): Promise<WireRecord | undefined> {
-    const projection = await this.wireSelect(undefined, false)
-    if (!projection) return undefined
-    const { name, text } = this.wireStatement(projection, read.text, `${read.name} wire`)
+    const wire = await this.wireTexts(undefined)
+    if (!wire) return undefined
+    const { name, text } = this.wireStatement(wire.projection, read.text, `${read.name} wire`)
     const [row] = await runStatement<{ crm_wire: string | null }>(this.knex, name, text, read.values)
     if (!row) throw notFound(id)
     return typeof row.crm_wire === 'string' ? new WireRecord(row.crm_wire) : undefined
@@ -827,7 +889,7 @@ export class RecordService<
    * page, the list everybody opens first, is a named statement, parsed and planned once per
    * connection; a filtered page is sent unnamed and planned for its values, as the builder's
    * statements are (a plan made once for any value could read a whole organization for a rare one).
-   * A wire page's filtered statement selects only the keys (wireRecordsByKey reads the records).
+   * A wire page's statement selects only the keys (wireRecordsOf reads the records).
    */
   private preparedPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins): Promise<Record<string, any>[]> | undefined {
     const page = this.compiledPage(params, filters, joins)
@@ -861,25 +923,26 @@ export class RecordService<
     } as unknown as ServiceParams
     // Named only when nothing but the organization is asked (a plan for any organization is that plan).
     const filtered = Object.entries(shape.standIn).some(([field, value]) => field !== 'organization_id' && value !== undefined)
-    const keyed = Boolean(wire) && filtered
     let compiled: { sql: string; bindings: readonly unknown[] }
     let filters: { $limit: number }
     try {
       filters = this.filterQuery(params).filters
       const builder = this.createQuery(params)
       const count = this.countQuery(builder, params)
-      if (keyed) builder.clearSelect().select(`${this.table}.id`)
-      else if (joins) builder.select(this.knex.raw(joins.select))
+      // A wire page's statement selects the page's keys, not its records (wireRecordsOf): the
+      // unfiltered page with each record's version, a filtered one, planned for its values, only
+      // the ids its index gives.
+      if (wire) {
+        builder.clearSelect().select(`${this.table}.id`)
+        if (!filtered) builder.select(this.knex.raw(`${wire} AS crm_version`))
+      } else if (joins) builder.select(this.knex.raw(joins.select))
       compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
       // A list the service cannot build this way (it refuses the filter) keeps the builder.
       statements.set(key, null)
       return null
     }
-    const { bindings } = compiled
-    // A wire page's statement selects each record's JSON text from the page's rows (wire-pages.ts);
-    // filtered, it selects their keys only (wireRecordsByKey).
-    const sql = wire && !keyed ? wireWrapped(wire, compiled.sql) : compiled.sql
+    const { bindings, sql } = compiled
     const values = bindings.map((binding) => slotOf(binding, shape.values.length))
     const filled = new Set(values.flatMap((value) => (value instanceof FilterValue ? [value.index] : [])))
     const times = (slot: Slot) => values.filter((value) => value === slot).length
@@ -887,7 +950,7 @@ export class RecordService<
     // $limit and $skip are told apart from any constant (each appears exactly once).
     const understood = filters.$limit === STAND_IN.limit && !values.includes(null) && filled.size === shape.values.length && !sql.includes(STAND_IN.text) &&
       times(LIMIT) === 1 && times(SKIP) === (later ? 1 : 0)
-    const statement = understood ? { name: filtered ? undefined : nameOf(`crm page ${this.table}`, sql), text: sql, values, keyed } : null
+    const statement = understood ? { name: filtered ? undefined : nameOf(`crm page ${this.table}`, sql), text: sql, values } : null
     statements.set(key, statement)
     return statement
   }
@@ -906,7 +969,9 @@ export class RecordService<
     let inline = this.inlineJoinColumns.get(specs)
     if (inline === undefined) {
       const select = inlineRelationsSelect(specs, this.table)
-      inline = select === null ? null : { select, names: specs.map((spec) => spec.as), pageStatements: new Map(), wire: new Map() }
+      inline = select === null ? null : {
+        select, names: specs.map((spec) => spec.as), versions: inlineRelationVersions(specs, this.table), pageStatements: new Map(), textScope: textScope(this)
+      }
       this.inlineJoinColumns.set(specs, inline)
     }
     return inline ?? undefined

@@ -104,13 +104,12 @@ export function wireColumnValue(column: TableColumn, value: string): { sql: stri
 }
 
 /**
- * The select list that turns a page statement's rows (the subquery `page`) into a record's JSON
- * text (`crm_wire`, NULL where a value falls outside what the SQL formats), beside the page total
- * when the rows carry one. The text is concatenated: json_build_object looks up how to write each
+ * The select list that turns a statement's rows (the subquery `page`) into a record's JSON text
+ * (`crm_wire`, NULL where a value falls outside what the SQL formats). The text is concatenated: json_build_object looks up how to write each
  * argument's type on every call, which made it cost Postgres about twice as much per record.
  * Undefined when a column's type is not covered.
  */
-export function wireProjection(columns: TableColumn[], shape: WireShape, relations: string[], total?: string, page = 'page'): string | undefined {
+export function wireProjection(columns: TableColumn[], shape: WireShape, relations: string[], page = 'page'): string | undefined {
   const members: string[] = []
   const holds: string[] = []
   const ref = (name: string) => `${page}.${quoted(name)}`
@@ -139,7 +138,30 @@ export function wireProjection(columns: TableColumn[], shape: WireShape, relatio
   if (members.length === 0) return undefined
   const record = `${members.join(' || ')} || '}'`
   const wire = holds.length ? `CASE WHEN ${holds.join(' AND ')} THEN ${record} END` : record
-  return total ? `${wire} AS crm_wire, ${page}.${quoted(total)}` : `${wire} AS crm_wire`
+  return `${wire} AS crm_wire`
+}
+
+/**
+ * The version of a record's text (record-texts.ts) as a SQL text expression on the rows of
+ * `table` (unaliased): the row's xmin, then, where the record stores custom-field values, its
+ * organization's definitions of the entity, every one of them with its xmin (a renamed, added or
+ * deleted definition changes the names the values are sent under), then `relations` (the
+ * relations' versions, inlineRelationVersions), when there are relations. An empty custom_fields
+ * is sent as {} whatever the definitions, as wireProjection writes it.
+ */
+export function wireVersion(shape: WireShape, table: string, relations?: string): string {
+  const row = (name: string) => `${quoted(table)}.${quoted(name)}`
+  const parts = [`${quoted(table)}.xmin::text`]
+  const custom = shape.customFields
+  if (custom) {
+    const stored = row('custom_fields')
+    parts.push(`CASE WHEN ${stored} IS NULL OR ${stored} = '{}'::jsonb THEN '' ELSE COALESCE((
+      SELECT string_agg(d.id::text || ',' || d.xmin::text, ';' ORDER BY d.id)
+        FROM custom_fields d
+       WHERE d.organization_id = ${row('organization_id')} AND d.entity_type = ${literal(custom.entity)}), '') END`)
+  }
+  if (relations) parts.push(relations)
+  return parts.join(` || '/' || `)
 }
 
 const COMMA = 0x2c

@@ -34,7 +34,7 @@ describe('wire pages', () => {
 
   /** A request both ways: as wire text (its statements counted), and by the usual path. */
   async function compared(path: string, request: () => Promise<{ status: number; body: any; headers: Record<string, string> }>) {
-    const { result: wire, sql } = await countQueries(t.db, request)
+    const { result: wire, sql } = await countQueries(t.db, request, { keepTexts: true })
     const service = serviceOf(path)
     const shape = service.options.wire
     service.options.wire = undefined
@@ -107,30 +107,31 @@ describe('wire pages', () => {
     ['/activities', { done: false, $limit: 3, $skip: 3 }]
   ]
 
-  /** Whether a list asks for anything but its organization and paging: such a page is keyed (two statements). */
+  /** Whether a list asks for anything but its organization and paging: such a page's statement reads keys only, and versions come by key (two statements). */
   const filteredList = (filters: Record<string, unknown>) => Object.keys(filters).some((key) => !['$limit', '$skip'].includes(key) && !key.startsWith('fastJoin'))
 
   for (const [path, filters] of cases) {
     const filtered = filteredList(filters)
-    it(`sends ${path} ${JSON.stringify(filters)} as the usual path does, in ${filtered ? 'two statements (keys, then records by key)' : 'one statement'}`, async () => {
+    it(`sends ${path} ${JSON.stringify(filters)} as the usual path does, in ${filtered ? 'two statements (keys, then versions by key)' : 'one statement'} once its records' texts are kept`, async () => {
       const query = { organization_id: tenant.organization.id, ...filters }
       await list(path, query)
+      const first = await countQueries(t.db, () => list(path, query))
       const { wire, usual, sql } = await bothWays(path, query)
       expect(wire.status, JSON.stringify(wire.body)).toBe(200)
       expect(wire.headers['content-type']).toBe('application/json; charset=utf-8')
       expect(wire.body.data.length).toBeGreaterThan(0)
       if (!isEmbedded(t.db)) {
-        if (filtered) {
-          // The filtered page statement selects ids and the total; the records come by key.
-          expect(sql.length, sql.join('\n')).toBe(2)
-          expect(sql[0]).not.toContain('crm_wire')
-          expect(sql[0]).toMatch(/^select "\w+"\."id", \(select/)
-          expect(sql[1]).toContain('crm_wire')
-          expect(sql[1]).toContain('unnest($2::int4[]) WITH ORDINALITY')
-        } else {
-          expect(sql.length, sql.join('\n')).toBe(1)
-          expect(sql[0]).toContain('crm_wire')
-        }
+        // The page statement selects ids and the total: the unfiltered page (named) each record's
+        // version too; a filtered page (planned for its values) reads the versions by key.
+        expect(sql.length, sql.join('\n')).toBe(filtered ? 2 : 1)
+        expect(sql[0]).toMatch(/^select "\w+"\."id", /)
+        expect(sql[0].includes('AS crm_version')).toBe(!filtered)
+        if (filtered) expect(sql[1]).toMatch(/^SELECT "\w+"\.id, .* AS crm_version FROM unnest\(\$2::int4\[\]\) WITH ORDINALITY/s)
+        // The texts were read by key the first time, and kept: the second read writes none.
+        expect(sql.some((text) => text.includes('crm_wire'))).toBe(false)
+        expect(first.sql, first.sql.join('\n')).toHaveLength(sql.length + 1)
+        expect(first.sql[first.sql.length - 1]).toContain('crm_wire')
+        expect(first.result.body).toEqual(wire.body)
       }
       expect(wire.body).toEqual(usual.body)
       // Key for key, in the usual order (JSON equality above ignores the order of keys).
@@ -270,11 +271,61 @@ describe('wire pages', () => {
     const params = { query: { organization_id: tenant.organization.id } }
     // The keys as a page statement would have read them: one deleted since, one of another organization.
     const keys = [mine[2], gone, otherCompanyId, mine[0], mine[1]].map((id) => ({ id }))
-    const texts: string[] = await companies.wireRecordsByKey(params, undefined, keys)
-    expect(texts.map((text) => JSON.parse(text).id)).toEqual([mine[2], mine[0], mine[1]])
+    const wire = await companies.wireTexts(undefined)
+    const parsed = (rows: { id: number; crm_wire: string; crm_version: string }[]) => rows.map((row) => JSON.parse(row.crm_wire))
+    const records = parsed(await companies.wireRecordsByKey(params, wire, keys))
+    expect(records.map((record) => record.id)).toEqual([mine[2], mine[0], mine[1]])
     const usual = await Promise.all([mine[2], mine[0], mine[1]].map((id) => read('/companies', id)))
-    expect(texts.map((text) => JSON.parse(text))).toEqual(usual.map((res) => res.body))
-    expect(await companies.wireRecordsByKey(params, undefined, [])).toEqual([])
+    expect(records).toEqual(usual.map((res) => res.body))
+    expect(await companies.wireRecordsByKey(params, wire, [])).toEqual([])
+    // Their versions, read by key the same way.
+    const versions: { id: number; crm_version: string }[] = await companies.byKey(params, wire.versionsByKey, keys, 'versions')
+    expect(versions.map((row) => row.id)).toEqual([mine[2], mine[0], mine[1]])
+    expect(versions.every((row) => /^\d+(\/|$)/.test(row.crm_version))).toBe(true)
+  })
+
+  it('writes a record again when it, a relation or a custom-field definition changed, and only that record', async () => {
+    const query = { organization_id: tenant.organization.id, fastJoinForDealsList: true, $limit: 50 }
+    const page = async () => {
+      const { wire, usual, sql } = await bothWays('/deals', query)
+      expect(wire.status, JSON.stringify(wire.body)).toBe(200)
+      expect(wire.body).toEqual(usual.body)
+      return { body: wire.body, written: sql.filter((text) => text.includes('crm_wire')).length }
+    }
+    await page()
+    expect((await page()).written).toBe(0)
+    const deals = (await page()).body.data as Record<string, any>[]
+    const [deal, other] = [deals[0], deals[deals.length - 1]]
+    const patch = (path: string, id: number, body: Record<string, unknown>) => t.http().patch(`${path}/${id}`).set(tenant.key).send(body)
+
+    expect((await patch('/deals', deal.id, { name: 'Renamed deal' })).status).toBe(200)
+    let after = await page()
+    expect(after.written).toBe(1)
+    expect(after.body.data[0].name).toBe('Renamed deal')
+    expect((await page()).written).toBe(0)
+
+    // A relation changed: every deal of that company is written again.
+    expect((await patch('/companies', other.company.id, { name: 'Renamed company' })).status).toBe(200)
+    after = await page()
+    expect(after.written).toBe(1)
+    expect(after.body.data.filter((record: any) => record.company?.id === other.company.id).every((record: any) => record.company.name === 'Renamed company')).toBe(true)
+
+    // A relation deleted joins as null; a definition renamed changes the names of stored values.
+    const contactId = deals.find((record) => record.contact)!.contact.id
+    expect((await t.http().delete(`/contacts/${contactId}`).set(tenant.key)).status).toBe(200)
+    after = await page()
+    expect(after.body.data.filter((record: any) => record.contact_id === contactId).every((record: any) => record.contact === null)).toBe(true)
+    const [definition] = await t.db('custom_fields').where({ organization_id: tenant.organization.id, entity_type: 'deal', key: 'tier' }).select('id')
+    expect((await patch('/custom-fields', definition.id, { name: 'Level' })).status).toBe(200)
+    after = await page()
+    expect(after.body.data.some((record: any) => 'Level' in record.custom_fields_by_name)).toBe(true)
+    expect(after.body.data.some((record: any) => 'Tier "A"' in record.custom_fields_by_name)).toBe(false)
+    expect((await page()).written).toBe(0)
+    // As it was, for the tests below.
+    await patch('/custom-fields', definition.id, { name: 'Tier "A"' })
+    await patch('/deals', deal.id, { name: deal.name })
+    await patch('/companies', other.company.id, { name: other.company.name })
+    await t.db('contacts').where({ id: contactId }).update({ deleted_at: null })
   })
 
   it('falls back to the usual path for a timestamp outside what the SQL formats', async () => {
@@ -286,9 +337,10 @@ describe('wire pages', () => {
       const { wire, usual, sql } = await bothWays('/deals', query)
       expect(wire.status).toBe(200)
       if (!isEmbedded(t.db)) {
-        // The keys, the records by key (a null text), then the usual page and its custom-field definitions.
-        expect(sql.length, sql.join('\n')).toBe(4)
-        expect(sql[1]).toContain('crm_wire')
+        // The keys, their versions by key, the records by key (a null text: nothing kept), then the
+        // usual page and its custom-field definitions.
+        expect(sql.length, sql.join('\n')).toBe(5)
+        expect(sql[2]).toContain('crm_wire')
         expect(sql.filter((text) => text.includes('crm_wire'))).toHaveLength(1)
       }
       expect(wire.body.data[0].created_at).toBe('+010000-01-01T00:00:00.000Z')

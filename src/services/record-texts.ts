@@ -1,0 +1,64 @@
+import type { Knex } from 'knex'
+import { LRUCache } from 'lru-cache'
+
+/**
+ * The JSON texts of records that wire pages sent recently (wire-pages.ts), each kept with the
+ * version of the rows it was written from, so that a page whose records have not changed is not
+ * written again by Postgres: building a record's text (its members, its relations as JSON) was
+ * most of what a page of 50 deals cost the database.
+ *
+ * A version is the rows' `xmin`: the transaction that wrote the version of the row a reader sees.
+ * Every write of a row (an update, a soft delete, a restore) makes a new version with the writing
+ * transaction's id, and a reader outside that transaction only ever sees versions whose
+ * transaction has committed, so one row's xmin names one content. A record's version holds its
+ * own row's, each related row's (a relation that is absent or deleted reads '-') and, where the
+ * record stores custom-field values, the state of its organization's definitions (their ids and
+ * xmins), which give those values their names. A page asks Postgres for the versions, takes the
+ * texts whose version matches from here and reads only the others.
+ *
+ * Transaction ids come round again after four billion transactions; an entry lives at most
+ * `ttlMs` (five minutes), far less than any database takes to get through that many. Bounded by
+ * the characters it holds (RECORD_CACHE_MB, LRU); 0 keeps nothing and every page reads its texts.
+ */
+export class RecordTexts {
+  readonly #cache?: LRUCache<string, { version: string; text: string }>
+
+  constructor(maxMb: number, ttlMs = 5 * 60_000) {
+    if (maxMb > 0) {
+      this.#cache = new LRUCache({
+        maxSize: Math.floor(maxMb * 1024 * 1024),
+        sizeCalculation: (entry, key) => entry.text.length + entry.version.length + key.length + 64,
+        ttl: ttlMs
+      })
+    }
+  }
+
+  /** The text kept under `key` if it was written from rows of this `version`. */
+  get(key: string, version: string | null): string | undefined {
+    if (!this.#cache || version === null) return undefined
+    const entry = this.#cache.get(key)
+    return entry && entry.version === version ? entry.text : undefined
+  }
+
+  set(key: string, version: string | null, text: string) {
+    if (this.#cache && version !== null) this.#cache.set(key, { version, text })
+  }
+
+  /** Forgets every text (tests). */
+  clear() {
+    this.#cache?.clear()
+  }
+
+  get size() {
+    return this.#cache?.size ?? 0
+  }
+}
+
+const byDatabase = new WeakMap<Knex, RecordTexts>()
+
+/** The record texts of a database's pages: one cache per knex instance, made with `maxMb` on first use (8 MB unless configured). */
+export function recordTextsOf(db: Knex, maxMb = 8): RecordTexts {
+  let texts = byDatabase.get(db)
+  if (!texts) byDatabase.set(db, (texts = new RecordTexts(maxMb)))
+  return texts
+}
