@@ -579,22 +579,22 @@ export class RecordService<
    * left out (deleted_at is checked again: a compiled page is always a list of live records).
    * Undefined where a record holds a value the SQL does not format.
    */
-  private async wireRecordsOf(params: ServiceParams, joins: InlineJoins | undefined, wire: WireTexts, keys: PageKey[]): Promise<string[] | undefined> {
+  private async wireRecordsOf(params: ServiceParams, joins: InlineJoins | undefined, wire: WireTexts, keys: PageKey[]): Promise<Buffer[] | undefined> {
     if (keys.length === 0) return []
     const versions = keys[0].crm_version === undefined ? await this.byKey<PageKey>(params, wire.versionsByKey, keys, 'versions') : keys
     const texts = recordTextsOf(this.knex)
     const scope = (joins ?? this.unjoinedWire).textScope
-    const records: (string | undefined)[] = versions.map((key) => texts.get(scope + key.id, key.crm_version ?? null))
+    const records: (Buffer | undefined)[] = versions.map((key) => texts.get(scope + key.id, key.crm_version ?? null))
     const missing = versions.filter((_, i) => records[i] === undefined)
-    if (missing.length === 0) return records as string[]
+    if (missing.length === 0) return records as Buffer[]
     const read = await this.wireRecordsByKey(params, wire, missing)
     if (!read) return undefined
     const byId = new Map(read.map((record) => [record.id, record]))
-    const page: string[] = []
+    const page: Buffer[] = []
     versions.forEach((key, i) => {
-      const record = records[i] === undefined ? byId.get(key.id) : undefined
-      if (record) texts.set(scope + record.id, record.crm_version, record.crm_wire)
-      const text = records[i] ?? record?.crm_wire
+      let text = records[i]
+      const record = text === undefined ? byId.get(key.id) : undefined
+      if (record) texts.set(scope + record.id, record.crm_version, (text = Buffer.from(record.crm_wire)))
       if (text !== undefined) page.push(text)
     })
     return page

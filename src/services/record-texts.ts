@@ -16,12 +16,15 @@ import { LRUCache } from 'lru-cache'
  * xmins), which give those values their names. A page asks Postgres for the versions, takes the
  * texts whose version matches from here and reads only the others.
  *
+ * A text is kept as its UTF-8 bytes, outside the JavaScript heap, and copied as they are into the
+ * page's buffer (WirePage.bytes).
+ *
  * Transaction ids come round again after four billion transactions; an entry lives at most
  * `ttlMs` (five minutes), far less than any database takes to get through that many. Bounded by
- * the characters it holds (RECORD_CACHE_MB, LRU); 0 keeps nothing and every page reads its texts.
+ * the bytes it holds (RECORD_CACHE_MB, LRU); 0 keeps nothing and every page reads its texts.
  */
 export class RecordTexts {
-  readonly #cache?: LRUCache<string, { version: string; text: string }>
+  readonly #cache?: LRUCache<string, { version: string; text: Buffer }>
 
   constructor(maxMb: number, ttlMs = 5 * 60_000) {
     if (maxMb > 0) {
@@ -33,14 +36,14 @@ export class RecordTexts {
     }
   }
 
-  /** The text kept under `key` if it was written from rows of this `version`. */
-  get(key: string, version: string | null): string | undefined {
+  /** The text kept under `key` (as UTF-8, ready for the response) if it was written from rows of this `version`. */
+  get(key: string, version: string | null): Buffer | undefined {
     if (!this.#cache || version === null) return undefined
     const entry = this.#cache.get(key)
     return entry && entry.version === version ? entry.text : undefined
   }
 
-  set(key: string, version: string | null, text: string) {
+  set(key: string, version: string | null, text: Buffer) {
     if (this.#cache && version !== null) this.#cache.set(key, { version, text })
   }
 

@@ -176,10 +176,11 @@ const CLOSE_BRACE = 0x7d
  */
 export class WirePage {
   #data?: Record<string, unknown>[]
-  constructor(readonly envelope: Record<string, unknown>, readonly records: string[]) {}
+  /** Each record's text, as a string or as its UTF-8 bytes (the record texts keep them so). */
+  constructor(readonly envelope: Record<string, unknown>, readonly records: (string | Buffer)[]) {}
 
   get data() {
-    return (this.#data ??= this.records.map((record) => JSON.parse(record)))
+    return (this.#data ??= this.records.map((record) => JSON.parse(record.toString())))
   }
 
   /** Whether the records were read as objects (and perhaps changed). */
@@ -199,12 +200,13 @@ export class WirePage {
     const head = `${envelope.slice(0, -1)}${envelope.length > 2 ? ',' : ''}"data":[`
     const { records } = this
     let length = Buffer.byteLength(head) + Math.max(records.length - 1, 0) + 2
-    for (const record of records) length += Buffer.byteLength(record)
+    for (const record of records) length += typeof record === 'string' ? Buffer.byteLength(record) : record.length
     const bytes = Buffer.allocUnsafe(length)
     let at = bytes.write(head)
     for (let i = 0; i < records.length; i++) {
       if (i > 0) bytes[at++] = COMMA
-      at += bytes.write(records[i], at)
+      const record = records[i]
+      at += typeof record === 'string' ? bytes.write(record, at) : record.copy(bytes, at)
     }
     bytes[at++] = CLOSE_BRACKET
     bytes[at] = CLOSE_BRACE

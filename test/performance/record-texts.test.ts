@@ -3,43 +3,46 @@ import { RecordTexts } from '../../src/services/record-texts.js'
 
 /** The record texts wire pages reuse (src/services/record-texts.ts), on their own. */
 describe('record texts', () => {
+  const bytes = (text: string) => Buffer.from(text)
+  const text = (kept: Buffer | undefined) => kept?.toString()
+
   it('answers a text only for the version it was written from', () => {
     const texts = new RecordTexts(1)
-    texts.set('deals:1:7', '900/12/-', '{"id":7}')
-    expect(texts.get('deals:1:7', '900/12/-')).toBe('{"id":7}')
+    texts.set('deals:1:7', '900/12/-', bytes('{"id":7}'))
+    expect(text(texts.get('deals:1:7', '900/12/-'))).toBe('{"id":7}')
     expect(texts.get('deals:1:7', '901/12/-')).toBeUndefined()
     expect(texts.get('deals:1:8', '900/12/-')).toBeUndefined()
     // A record without a version (a relation with no version of its own) is never kept nor answered.
-    texts.set('deals:1:9', null, '{"id":9}')
+    texts.set('deals:1:9', null, bytes('{"id":9}'))
     expect(texts.get('deals:1:9', null)).toBeUndefined()
     expect(texts.size).toBe(1)
     // A newer version replaces the older one.
-    texts.set('deals:1:7', '901/12/-', '{"id":7,"name":"new"}')
+    texts.set('deals:1:7', '901/12/-', bytes('{"id":7,"name":"new"}'))
     expect(texts.get('deals:1:7', '900/12/-')).toBeUndefined()
-    expect(texts.get('deals:1:7', '901/12/-')).toBe('{"id":7,"name":"new"}')
+    expect(text(texts.get('deals:1:7', '901/12/-'))).toBe('{"id":7,"name":"new"}')
   })
 
   it('keeps nothing with 0 MB, and no more than its size, the least recently used going first', () => {
     const none = new RecordTexts(0)
-    none.set('a', '1', 'text')
+    none.set('a', '1', bytes('text'))
     expect(none.get('a', '1')).toBeUndefined()
     expect(none.size).toBe(0)
 
     const small = new RecordTexts(1 / 1024) // 1 KB
-    const text = 'x'.repeat(300)
-    small.set('a', '1', text)
-    small.set('b', '1', text)
-    expect(small.get('a', '1')).toBe(text) // a is now the most recently used
-    small.set('c', '1', text)
-    expect(small.get('a', '1')).toBe(text)
+    const long = 'x'.repeat(300)
+    small.set('a', '1', bytes(long))
+    small.set('b', '1', bytes(long))
+    expect(text(small.get('a', '1'))).toBe(long) // a is now the most recently used
+    small.set('c', '1', bytes(long))
+    expect(text(small.get('a', '1'))).toBe(long)
     expect(small.get('b', '1')).toBeUndefined()
-    expect(small.get('c', '1')).toBe(text)
+    expect(text(small.get('c', '1'))).toBe(long)
   })
 
   it('forgets a text after its time to live', async () => {
     const texts = new RecordTexts(1, 30)
-    texts.set('a', '1', 'text')
-    expect(texts.get('a', '1')).toBe('text')
+    texts.set('a', '1', bytes('text'))
+    expect(text(texts.get('a', '1'))).toBe('text')
     await new Promise((resolve) => setTimeout(resolve, 80))
     expect(texts.get('a', '1')).toBeUndefined()
   })

@@ -382,10 +382,15 @@ describe('wire pages', () => {
       [{}, ['{"id":3}']]
     ]
     for (const [envelope, records] of pages) {
-      const bytes = new WirePage(envelope, records).bytes()
       const expected = JSON.stringify({ ...envelope, data: records.map((record) => JSON.parse(record)) })
-      expect(bytes.toString('utf8')).toBe(expected)
-      expect(bytes.length).toBe(Buffer.byteLength(expected))
+      // Texts as strings, as kept UTF-8 bytes (record texts), or both in one page.
+      for (const texts of [records, records.map((record) => Buffer.from(record)), records.map((record, i) => (i % 2 ? Buffer.from(record) : record))]) {
+        const page = new WirePage(envelope, texts)
+        const bytes = page.bytes()
+        expect(bytes.toString('utf8')).toBe(expected)
+        expect(bytes.length).toBe(Buffer.byteLength(expected))
+        expect(page.toJSON()).toEqual(JSON.parse(expected))
+      }
     }
   })
 
