@@ -583,7 +583,9 @@ export class RecordService<
     if (keys.length === 0) return []
     const versions = keys[0].crm_version === undefined ? await this.byKey<PageKey>(params, wire.versionsByKey, keys, 'versions') : keys
     const texts = recordTextsOf(this.knex)
-    const scope = (joins ?? this.unjoinedWire).textScope
+    // Kept by organization and id: the primary key is (organization_id, id), and nothing of one
+    // organization's may ever answer another's page.
+    const scope = `${(joins ?? this.unjoinedWire).textScope}${(params.query as Record<string, any>).organization_id}:`
     const records: (Buffer | undefined)[] = versions.map((key) => texts.get(scope + key.id, key.crm_version ?? null))
     const missing = versions.filter((_, i) => records[i] === undefined)
     if (missing.length === 0) return records as Buffer[]

@@ -328,6 +328,26 @@ describe('wire pages', () => {
     await t.db('contacts').where({ id: contactId }).update({ deleted_at: null })
   })
 
+  it("never answers one organization's page with a text kept for another's, even for the same id and version", async () => {
+    if (isEmbedded(t.db)) return
+    // Two companies of one id, one in each organization, written by one transaction: the same xmin,
+    // no relations, no custom-field values, so the same version.
+    const { rows: [{ id }] } = await t.db.raw("SELECT nextval('companies_id_seq')::int AS id")
+    await t.db.transaction(async (trx) => {
+      await trx('companies').insert({ id, organization_id: tenant.organization.id, name: 'Ours, same id' })
+      await trx('companies').insert({ id, organization_id: other.organization.id, name: 'Theirs, same id' })
+    })
+    try {
+      const newest = (as: Tenant) => list('/companies', { organization_id: as.organization.id, $sort: { id: -1 }, $limit: 1 }, as)
+      for (let i = 0; i < 2; i++) {
+        expect((await newest(tenant)).body.data).toMatchObject([{ id, name: 'Ours, same id', organization_id: tenant.organization.id }])
+        expect((await newest(other)).body.data).toMatchObject([{ id, name: 'Theirs, same id', organization_id: other.organization.id }])
+      }
+    } finally {
+      await t.db('companies').where({ id }).delete()
+    }
+  })
+
   it('falls back to the usual path for a timestamp outside what the SQL formats', async () => {
     const [deal] = await t.db('deals').where({ organization_id: tenant.organization.id }).orderBy('id').limit(1).select('id', 'created_at')
     await t.db('deals').where({ id: deal.id }).update({ created_at: t.db.raw(`'10000-01-01 00:00:00+00'::timestamptz`) })
