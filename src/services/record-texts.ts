@@ -20,7 +20,9 @@ import { LRUCache } from 'lru-cache'
  * page's buffer (WirePage.bytes).
  *
  * Transaction ids come round again after four billion transactions; an entry lives at most
- * `ttlMs` (five minutes), far less than any database takes to get through that many. Bounded by
+ * `ttlMs` (five minutes), far less than any database takes to get through that many. (A database
+ * restored into another cluster starts another count of transaction ids: restart the service
+ * after such a restore, as after any change of database under it.) Bounded by
  * the bytes it holds (RECORD_CACHE_MB, LRU); 0 keeps nothing and every page reads its texts.
  */
 export class RecordTexts {
