@@ -114,9 +114,15 @@ export function inlineRelationsSelect(specs: JoinSpec[], outer: string): string 
   return specs.map((spec) => {
     const table = quote(spec.table)
     const fields = spec.columns.map((column) => `${spec.computed?.[column] ?? `${table}.${quote(column)}`} AS ${quote(column)}`)
-    const row = (column: string) => `= ${quote(outer)}.${quote(column)}`
-    return `(SELECT row_to_json(crm_relation) FROM (SELECT ${fields.join(', ')} FROM ${table} ${relationWhere(spec, `${table}.`, row(spec.from), row('organization_id'))}) AS crm_relation) AS ${quote(spec.as)}`
+    return `(SELECT row_to_json(crm_relation) FROM ${relationProbe(spec, outer, fields.join(', '))} AS crm_relation) AS ${quote(spec.as)}`
   }).join(', ')
+}
+
+/** `(SELECT <selection> FROM <related table> WHERE …)`: the related row of an `outer` row, as a list's relation reads it. */
+function relationProbe(spec: JoinSpec, outer: string, selection: string) {
+  const table = quote(spec.table)
+  const row = (column: string) => `= ${quote(outer)}.${quote(column)}`
+  return `(SELECT ${selection} FROM ${table} ${relationWhere(spec, `${table}.`, row(spec.from), row('organization_id'))})`
 }
 
 /**
@@ -128,11 +134,7 @@ export function inlineRelationsSelect(specs: JoinSpec[], outer: string): string 
  */
 export function inlineRelationVersions(specs: JoinSpec[], outer: string): string {
   if (specs.some((spec) => Object.values(spec.computed ?? {}).some((sql) => /\bselect\b/i.test(sql)))) return 'NULL::text'
-  return specs.map((spec) => {
-    const table = quote(spec.table)
-    const row = (column: string) => `= ${quote(outer)}.${quote(column)}`
-    return `COALESCE((SELECT ${table}.xmin::text FROM ${table} ${relationWhere(spec, `${table}.`, row(spec.from), row('organization_id'))}), '-')`
-  }).join(` || '/' || `)
+  return specs.map((spec) => `COALESCE(${relationProbe(spec, outer, `${quote(spec.table)}.xmin::text`)}, '-')`).join(` || '/' || `)
 }
 
 /** The SELECT of one load; `ids` and `organizations` are SQL expressions of integer arrays. */

@@ -182,8 +182,8 @@ interface InlineJoins {
   /** The relations' versions (inlineRelationVersions), a SQL text expression. */
   versions: string
   pageStatements: Map<string, PageStatement | null>
-  /** What wire pages with these relations need, once the table's columns are known (WireTexts). */
-  wire?: Promise<WireTexts | null>
+  /** What wire pages with these relations need, once the table's columns are known (WireSql). */
+  wire?: Promise<WireSql | null>
   /** Prefix of the keys of these records' texts in the database's record texts (record-texts.ts): one per service and relations. */
   textScope: string
 }
@@ -194,7 +194,7 @@ interface InlineJoins {
  * record-texts.ts), and the two named statements reading records by key ($1 the organization,
  * $2 the ids): their versions, and their texts with their versions.
  */
-interface WireTexts {
+interface WireSql {
   projection: string
   version: string
   versionsByKey: string
@@ -555,7 +555,7 @@ export class RecordService<
   private async wirePage(params: ServiceParams, joins: InlineJoins | undefined): Promise<WirePage | undefined> {
     const { filters, paginate } = this.filterQuery(params)
     if (!(paginate && paginate.default) || !filters.$limit) return undefined
-    const wire = await this.wireTexts(joins)
+    const wire = await this.wireSqlOf(joins)
     const page = wire ? this.compiledPage(params, filters, joins, wire.version) : undefined
     if (!wire || !page) return undefined
     const { statement, values } = page
@@ -579,7 +579,7 @@ export class RecordService<
    * left out (deleted_at is checked again: a compiled page is always a list of live records).
    * Undefined where a record holds a value the SQL does not format.
    */
-  private async wireRecordsOf(params: ServiceParams, joins: InlineJoins | undefined, wire: WireTexts, keys: PageKey[]): Promise<Buffer[] | undefined> {
+  private async wireRecordsOf(params: ServiceParams, joins: InlineJoins | undefined, wire: WireSql, keys: PageKey[]): Promise<Buffer[] | undefined> {
     if (keys.length === 0) return []
     const versions = keys[0].crm_version === undefined ? await this.byKey<PageKey>(params, wire.versionsByKey, keys, 'versions') : keys
     const texts = recordTextsOf(this.knex)
@@ -594,10 +594,15 @@ export class RecordService<
     const byId = new Map(read.map((record) => [record.id, record]))
     const page: Buffer[] = []
     versions.forEach((key, i) => {
-      let text = records[i]
-      const record = text === undefined ? byId.get(key.id) : undefined
-      if (record) texts.set(scope + record.id, record.crm_version, (text = Buffer.from(record.crm_wire)))
-      if (text !== undefined) page.push(text)
+      // A record read neither here nor by key was deleted since the page's statement: left out.
+      const kept = records[i]
+      const record = kept ? undefined : byId.get(key.id)
+      if (kept) page.push(kept)
+      else if (record) {
+        const text = Buffer.from(record.crm_wire)
+        texts.set(scope + record.id, record.crm_version, text)
+        page.push(text)
+      }
     })
     return page
   }
@@ -624,7 +629,7 @@ export class RecordService<
    * plans the wire projection once per connection). Undefined where a record holds a value the
    * SQL does not format.
    */
-  private async wireRecordsByKey(params: ServiceParams, wire: WireTexts, keys: PageKey[]): Promise<KeyedText[] | undefined> {
+  private async wireRecordsByKey(params: ServiceParams, wire: WireSql, keys: PageKey[]): Promise<KeyedText[] | undefined> {
     if (keys.length === 0) return []
     const rows = await this.byKey<{ id: number; crm_wire: string | null; crm_version: string | null }>(params, wire.textsByKey, keys, 'keyed')
     return rows.some((row) => typeof row.crm_wire !== 'string') ? undefined : (rows as KeyedText[])
@@ -663,7 +668,7 @@ export class RecordService<
    */
   private async wireKeysetPage(params: ServiceParams, builder: Knex.QueryBuilder, limit: number, joins: InlineJoins | undefined) {
     if (!this.answersAsWire(params, joins) || limit === 0 || params.knex || params.transaction?.trx) return undefined
-    const wire = await this.wireTexts(joins)
+    const wire = await this.wireSqlOf(joins)
     if (!wire) return undefined
     const { sql, bindings } = builder.clone().limit(limit).toSQL().toNative()
     const sync = !params.customFieldFilters?.length && Object.keys(params.query ?? {}).every((key) => SYNC_PAGE.has(key))
@@ -676,10 +681,10 @@ export class RecordService<
   }
 
   /**
-   * This service's wire statements with these relations (WireTexts), built once the table's
+   * This service's wire statements with these relations (WireSql), built once the table's
    * columns are read; null where a column's type is not covered or the ids are not integers.
    */
-  private wireTexts(joins: InlineJoins | undefined): Promise<WireTexts | null> {
+  private wireSqlOf(joins: InlineJoins | undefined): Promise<WireSql | null> {
     const holder = joins ?? this.unjoinedWire
     return (holder.wire ??= this.tableColumns().then((columns) => {
       const shape = this.options.wire!
@@ -815,7 +820,7 @@ export class RecordService<
    * usual read follows).
    */
   private async wireGet(id: Id, read: NamedStatement): Promise<WireRecord | undefined> {
-    const wire = await this.wireTexts(undefined)
+    const wire = await this.wireSqlOf(undefined)
     if (!wire) return undefined
     const { name, text } = this.wireStatement(wire.projection, read.text, `${read.name} wire`)
     const [row] = await runStatement<{ crm_wire: string | null }>(this.knex, name, text, read.values)

@@ -67,6 +67,8 @@ export async function tableColumns(db: Knex, table: string): Promise<TableColumn
   return rows
 }
 
+/** A record stores no custom-field values: its text has `{}` for them whatever the definitions (wireProjection, wireVersion). */
+const noCustomValues = (stored: string) => `${stored} IS NULL OR ${stored} = '{}'::jsonb`
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
 /** The ISO text JSON writes for a Date, in milliseconds (what timestampText and toISOString give). */
@@ -105,8 +107,9 @@ export function wireColumnValue(column: TableColumn, value: string): { sql: stri
 
 /**
  * The select list that turns a statement's rows (the subquery `page`) into a record's JSON text
- * (`crm_wire`, NULL where a value falls outside what the SQL formats). The text is concatenated: json_build_object looks up how to write each
- * argument's type on every call, which made it cost Postgres about twice as much per record.
+ * (`crm_wire`, NULL where a value falls outside what the SQL formats). The text is concatenated:
+ * json_build_object looks up how to write each argument's type on every call, which made it cost
+ * Postgres about twice as much per record.
  * Undefined when a column's type is not covered.
  */
 export function wireProjection(columns: TableColumn[], shape: WireShape, relations: string[], page = 'page'): string | undefined {
@@ -129,7 +132,7 @@ export function wireProjection(columns: TableColumn[], shape: WireShape, relatio
     const stored = ref('custom_fields')
     // customFieldsOutput: the live definitions of the record's organization in their order, each
     // whose stored value is present and not null, under its name (or key).
-    member(custom.property, `CASE WHEN ${stored} IS NULL OR ${stored} = '{}'::jsonb THEN '{}' ELSE COALESCE((
+    member(custom.property, `CASE WHEN ${noCustomValues(stored)} THEN '{}' ELSE COALESCE((
       SELECT json_object_agg(d.${quoted(custom.by)}, ${stored} -> d.key ORDER BY d.position, d.id)
         FROM custom_fields d
        WHERE d.organization_id = ${ref('organization_id')} AND d.entity_type = ${literal(custom.entity)} AND d.deleted_at IS NULL
@@ -155,7 +158,7 @@ export function wireVersion(shape: WireShape, table: string, relations?: string)
   const custom = shape.customFields
   if (custom) {
     const stored = row('custom_fields')
-    parts.push(`CASE WHEN ${stored} IS NULL OR ${stored} = '{}'::jsonb THEN '' ELSE COALESCE((
+    parts.push(`CASE WHEN ${noCustomValues(stored)} THEN '' ELSE COALESCE((
       SELECT string_agg(d.id::text || ',' || d.xmin::text, ';' ORDER BY d.id)
         FROM custom_fields d
        WHERE d.organization_id = ${row('organization_id')} AND d.entity_type = ${literal(custom.entity)}), '') END`)

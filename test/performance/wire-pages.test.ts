@@ -271,7 +271,7 @@ describe('wire pages', () => {
     const params = { query: { organization_id: tenant.organization.id } }
     // The keys as a page statement would have read them: one deleted since, one of another organization.
     const keys = [mine[2], gone, otherCompanyId, mine[0], mine[1]].map((id) => ({ id }))
-    const wire = await companies.wireTexts(undefined)
+    const wire = await companies.wireSqlOf(undefined)
     const parsed = (rows: { id: number; crm_wire: string; crm_version: string }[]) => rows.map((row) => JSON.parse(row.crm_wire))
     const records = parsed(await companies.wireRecordsByKey(params, wire, keys))
     expect(records.map((record) => record.id)).toEqual([mine[2], mine[0], mine[1]])
