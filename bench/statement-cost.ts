@@ -5,7 +5,7 @@
  * database must run on this machine). Each file runs twice, interleaved with the others, after a
  * warm-up of 200 calls.
  *
- *   npm run bench:statement -- --values '[1,"deals",1,50]' a.sql b.sql   (named: prepared once)
+ *   npm run bench:statement -- --values '[1,"deals",1,50]' a.sql b.sql   (named: prepared and planned once)
  *   npm run bench:statement -- --unnamed --values '[…]' a.sql            (parsed and planned per call)
  *
  * A file holds one statement with $1, $2… (auto_explain's `Query Text` of the server log, say);
@@ -32,6 +32,8 @@ const values = JSON.parse(flags.values) as unknown[]
 
 const client = new pg.Client({ connectionString: url.toString() })
 await client.connect()
+// Named statements run as the service runs them: planned once, for any values (plannedOncePool in src/db.ts).
+if (!flags.unnamed) await client.query('SET plan_cache_mode = force_generic_plan')
 const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
 const backendCpuMs = () => cpuTimeMs(pid)
 

@@ -4,7 +4,7 @@ import { koa, rest, bodyParser, cors } from '@feathersjs/koa'
 import type { Context, Next } from 'koa'
 import type { Application, Configuration } from './declarations.js'
 import { configurationValidator } from './configuration.js'
-import { database } from './db.js'
+import { closeDatabase, database } from './db.js'
 import { authentication, loadSecret } from './authentication.js'
 import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
@@ -101,7 +101,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     teardown: [
       async (context: any, next: Next) => {
         await next()
-        await context.app.get('knex').destroy()
+        await closeDatabase(context.app.get('knex'))
       }
     ]
   })

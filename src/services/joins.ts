@@ -133,8 +133,56 @@ function relationProbe(spec: JoinSpec, outer: string, selection: string) {
  * of its own: then the expression is NULL, and records with those relations are read every time.
  */
 export function inlineRelationVersions(specs: JoinSpec[], outer: string): string {
-  if (specs.some((spec) => Object.values(spec.computed ?? {}).some((sql) => /\bselect\b/i.test(sql)))) return 'NULL::text'
+  if (specs.some((spec) => Object.values(spec.computed ?? {}).some((sql) => /\bselect\b/i.test(sql)))) return NO_VERSION
   return specs.map((spec) => `COALESCE(${relationProbe(spec, outer, `${quote(spec.table)}.xmin::text`)}, '-')`).join(` || '/' || `)
+}
+
+/** inlineRelationVersions of relations that have no version. */
+export const NO_VERSION = 'NULL::text'
+
+/** The tables a list's relations read, tenant tables and global ones (users). */
+export function relationTables(specs: JoinSpec[]) {
+  const tables = (tenant: boolean) => [...new Set(specs.filter((spec) => (spec.tenant !== false) === tenant).map((spec) => spec.table))]
+  return { tenant: tables(true), global: tables(false) }
+}
+
+/**
+ * The change mark of a list's relations (migration 20261126000200_change_marks) as one SQL text
+ * expression: the writes counted so far to the relation tables' rows of the `organization` (an
+ * SQL expression of a constant or a parameter, so that Postgres reads it once per statement),
+ * then to the global ones. It moves with every committed write of a row any of the relations may
+ * read; where it has not moved, none of them has changed.
+ */
+export function relationsMark(specs: JoinSpec[], organization: string): string {
+  const { tenant, global } = relationTables(specs)
+  const writes = (owner: string, tables: string[]) => tables.length === 0 ? `''` :
+    `(SELECT COALESCE(sum(changes), 0) FROM change_marks WHERE organization_id = ${owner} AND table_name IN (${tables.map((table) => `'${table}'`).join(', ')}))::text`
+  return `${writes(organization, tenant)} || ':' || ${writes('0', global)}`
+}
+
+/**
+ * Whether every table of these relations has its change-mark triggers, counting its writes by
+ * organization (tenant tables) or under organization 0 (users): only then does relationsMark
+ * stand for all of them. Read once per list's relations.
+ */
+export async function marksCover(db: Knex, specs: JoinSpec[]): Promise<boolean> {
+  const { tenant, global } = relationTables(specs)
+  const expected = new Map<string, string>()
+  for (const [tables, kind] of [[tenant, 'tenant'], [global, 'global']] as const) {
+    for (const table of tables) {
+      for (const event of ['inserted', 'deleted']) expected.set(`${table}_marks_${event}`, `change_marks_${kind}`)
+      expected.set(`${table}_marks_updated`, kind === 'tenant' ? 'change_marks_tenant_updated' : 'change_marks_global')
+      expected.set(`${table}_marks_truncated`, `change_marks_${kind}_truncated`)
+    }
+  }
+  const { rows } = await db.raw(
+    `SELECT t.tgname AS name, c.relname AS table, t.tgfoid::regproc::text AS fn FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+      WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' AND t.tgname = ANY(?)`,
+    [[...expected.keys()]]
+  )
+  // A trigger of that name on its own table (not on another table of the same name's prefix).
+  const found = new Map((rows as { name: string; table: string; fn: string }[]).filter((row) => row.name.startsWith(`${row.table}_marks_`)).map((row) => [row.name, row.fn]))
+  return [...expected].every(([name, fn]) => found.get(name) === fn)
 }
 
 /** The SELECT of one load; `ids` and `organizations` are SQL expressions of integer arrays. */

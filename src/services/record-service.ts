@@ -5,9 +5,10 @@ import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import { containsPattern } from './like.js'
-import { inlineRelationVersions, inlineRelationsSelect } from './joins.js'
+import { plannedOncePool } from '../db.js'
+import { NO_VERSION, inlineRelationVersions, inlineRelationsSelect, marksCover, relationsMark } from './joins.js'
 import type { JoinSpec } from './joins.js'
-import { recordTextsOf } from './record-texts.js'
+import { UNCONFIRMED, recordTextsOf } from './record-texts.js'
 import { WirePage, WireRecord, tableColumns, wireProjection, wireVersion } from './wire-pages.js'
 import type { TableColumn, WireRequest, WireShape } from './wire-pages.js'
 
@@ -116,6 +117,16 @@ export interface SearchPage<T> {
  */
 export async function runStatement<T>(db: Knex, name: string | undefined, text: string, values: unknown[], types?: WireTypes): Promise<T[]> {
   const client = db.client as any
+  // A named statement outside a transaction runs on the connections that plan it once (plannedOncePool).
+  if (name && !(db as any).isTransaction) {
+    const connection = await plannedOncePool(db).connect()
+    try {
+      client.emit('query', { method: 'select', sql: text, bindings: values, name })
+      return (await connection.query({ name, text, values, types })).rows as T[]
+    } finally {
+      connection.release()
+    }
+  }
   const connection = await client.acquireConnection()
   try {
     client.emit('query', { method: 'select', sql: text, bindings: values, name, __knexUid: connection.__knexUid })
@@ -181,6 +192,8 @@ interface InlineJoins {
   names: string[]
   /** The relations' versions (inlineRelationVersions), a SQL text expression. */
   versions: string
+  /** The relations themselves (for their change mark, relationsMark). */
+  specs: JoinSpec[]
   pageStatements: Map<string, PageStatement | null>
   /** What wire pages with these relations need, once the table's columns are known (WireSql). */
   wire?: Promise<WireSql | null>
@@ -191,12 +204,16 @@ interface InlineJoins {
 /**
  * A service's wire statements with one set of relations (or none): each record's JSON text
  * (`projection`, a select list on the rows `page`), the version it is written from (`version`,
- * record-texts.ts), and the two named statements reading records by key ($1 the organization,
- * $2 the ids): their versions, and their texts with their versions.
+ * record-texts.ts), and the named statements reading records by key ($1 the organization, $2
+ * the ids): their versions, and their texts with their versions. Where the relations' tables
+ * carry change marks, `marked`: the record's own part of its version, the relations' mark (of
+ * an SQL expression of the organization) and the statement reading both by key; the statements
+ * by key then read the mark beside the versions, in the same snapshot.
  */
 interface WireSql {
   projection: string
   version: string
+  marked?: { own: string; mark: (organization: string) => string; ownByKey: string }
   versionsByKey: string
   textsByKey: string
 }
@@ -204,14 +221,17 @@ interface WireSql {
 /** A row of a wire page's statement: a record's id, its version where the statement reads it (record-texts.ts), the page total. */
 interface PageKey {
   id: number
+  /** The record's version, or its own part where the statement reads the relations' mark. */
   crm_version?: string | null
+  crm_mark?: string | null
   crm_page_total?: string | number | null
 }
-/** A record's text read by key, with the version it was written from. */
+/** A record's text read by key, with the version it was written from (and the relations' mark then, where there is one). */
 interface KeyedText {
   id: number
   crm_wire: string
   crm_version: string | null
+  crm_mark?: string | null
 }
 /** A prefix of record-text keys, one per service and set of relations. */
 let textScopes = 0
@@ -556,7 +576,7 @@ export class RecordService<
     const { filters, paginate } = this.filterQuery(params)
     if (!(paginate && paginate.default) || !filters.$limit) return undefined
     const wire = await this.wireSqlOf(joins)
-    const page = wire ? this.compiledPage(params, filters, joins, wire.version) : undefined
+    const page = wire ? this.compiledPage(params, filters, joins, wire) : undefined
     if (!wire || !page) return undefined
     const { statement, values } = page
     const rows = await runStatement<PageKey>(this.knex, statement.name, statement.text, values)
@@ -574,19 +594,38 @@ export class RecordService<
    * (each record's id, and its version where the statement read it; a filtered page's statement,
    * planned for its values, reads no more than its keys, whose versions are then read by key).
    * A record whose text the record texts hold for its version is not read again; the others are
-   * read by key (wireRecordsByKey) and kept. The statements run one after the other, not in one
-   * snapshot: a record changed in between is sent as it is now, and one deleted in between is
-   * left out (deleted_at is checked again: a compiled page is always a list of live records).
-   * Undefined where a record holds a value the SQL does not format.
+   * read by key (wireRecordsByKey) and kept. Where the relations carry change marks, the versions
+   * read first are the records' own parts with the relations' mark: a kept text last seen under
+   * another mark has its relations' versions read by key before it is used (record-texts.ts).
+   * The statements run one after the other, not in one snapshot: a record changed in between is
+   * sent as it is now, and one deleted in between is left out (deleted_at is checked again: a
+   * compiled page is always a list of live records). Undefined where a record holds a value the
+   * SQL does not format.
    */
   private async wireRecordsOf(params: ServiceParams, joins: InlineJoins | undefined, wire: WireSql, keys: PageKey[]): Promise<Buffer[] | undefined> {
     if (keys.length === 0) return []
-    const versions = keys[0].crm_version === undefined ? await this.byKey<PageKey>(params, wire.versionsByKey, keys, 'versions') : keys
+    const { marked } = wire
+    const versions = keys[0].crm_version !== undefined ? keys
+      : marked ? await this.byKey<PageKey>(params, marked.ownByKey, keys, 'own versions')
+      : await this.byKey<PageKey>(params, wire.versionsByKey, keys, 'versions')
     const texts = recordTextsOf(this.knex)
     // Kept by organization and id: the primary key is (organization_id, id), and nothing of one
     // organization's may ever answer another's page.
     const scope = `${(joins ?? this.unjoinedWire).textScope}${(params.query as Record<string, any>).organization_id}:`
-    const records: (Buffer | undefined)[] = versions.map((key) => texts.get(scope + key.id, key.crm_version ?? null))
+    const records: (Buffer | undefined)[] = []
+    const unconfirmed: PageKey[] = []
+    for (const key of versions) {
+      const kept = marked ? texts.marked(scope + key.id, key.crm_version ?? null, key.crm_mark ?? null) : texts.get(scope + key.id, key.crm_version ?? null)
+      if (kept === UNCONFIRMED) unconfirmed.push(key)
+      records.push(kept === UNCONFIRMED ? undefined : kept)
+    }
+    if (unconfirmed.length > 0) {
+      const confirmed = new Map<number, Buffer | undefined>()
+      for (const key of await this.byKey<PageKey>(params, wire.versionsByKey, unconfirmed, 'versions')) {
+        confirmed.set(key.id, texts.confirm(scope + key.id, key.crm_version ?? null, key.crm_mark ?? null))
+      }
+      versions.forEach((key, i) => (records[i] ??= confirmed.get(key.id)))
+    }
     const missing = versions.filter((_, i) => records[i] === undefined)
     if (missing.length === 0) return records as Buffer[]
     const read = await this.wireRecordsByKey(params, wire, missing)
@@ -600,7 +639,7 @@ export class RecordService<
       if (kept) page.push(kept)
       else if (record) {
         const text = Buffer.from(record.crm_wire)
-        texts.set(scope + record.id, record.crm_version, text)
+        texts.set(scope + record.id, record.crm_version, text, record.crm_mark ?? null)
         page.push(text)
       }
     })
@@ -631,7 +670,7 @@ export class RecordService<
    */
   private async wireRecordsByKey(params: ServiceParams, wire: WireSql, keys: PageKey[]): Promise<KeyedText[] | undefined> {
     if (keys.length === 0) return []
-    const rows = await this.byKey<{ id: number; crm_wire: string | null; crm_version: string | null }>(params, wire.textsByKey, keys, 'keyed')
+    const rows = await this.byKey<{ id: number; crm_wire: string | null; crm_version: string | null; crm_mark?: string | null }>(params, wire.textsByKey, keys, 'keyed')
     return rows.some((row) => typeof row.crm_wire !== 'string') ? undefined : (rows as KeyedText[])
   }
 
@@ -686,20 +725,24 @@ export class RecordService<
    */
   private wireSqlOf(joins: InlineJoins | undefined): Promise<WireSql | null> {
     const holder = joins ?? this.unjoinedWire
-    return (holder.wire ??= this.tableColumns().then((columns) => {
+    return (holder.wire ??= Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false]).then(([columns, covered]) => {
       const shape = this.options.wire!
       const projection = wireProjection(columns, shape, joins?.names ?? [])
       const idType = columns.find((column) => column.name === 'id')?.type
       if (!projection || !idType || !/^int[248]$/.test(idType)) return null
-      const version = wireVersion(shape, this.table, joins?.versions)
+      const { own, version } = wireVersion(shape, this.table, joins?.versions)
+      // A relation without a version of its own (inlineRelationVersions) has nothing a mark could stand for.
+      const mark = joins && covered && joins.versions !== NO_VERSION ? (organization: string) => relationsMark(joins.specs, organization) : undefined
       const table = `"${this.table}"`
       const keyed = `FROM unnest($2::${idType}[]) WITH ORDINALITY AS crm_keys(id, position)
           JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${this.softDelete ? ` AND ${table}.deleted_at IS NULL` : ''}`
+      const withMark = mark ? `, ${mark('$1')} AS crm_mark` : ''
       return {
         projection,
         version,
-        versionsByKey: `SELECT ${table}.id, ${version} AS crm_version ${keyed} ORDER BY crm_keys.position`,
-        textsByKey: `SELECT ${projection}, page.id, page.crm_version FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, ${version} AS crm_version, crm_keys.position AS crm_position
+        marked: mark && { own, mark, ownByKey: `SELECT ${table}.id, ${own} AS crm_version${withMark} ${keyed} ORDER BY crm_keys.position` },
+        versionsByKey: `SELECT ${table}.id, ${version} AS crm_version${withMark} ${keyed} ORDER BY crm_keys.position`,
+        textsByKey: `SELECT ${projection}, page.id, page.crm_version${mark ? ', page.crm_mark' : ''} FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, ${version} AS crm_version${withMark}, crm_keys.position AS crm_position
           ${keyed}) AS page
         ORDER BY page.crm_position`
       }
@@ -904,7 +947,7 @@ export class RecordService<
   }
 
   /** The page statement of the call's list shape (pageStatement) and the call's values for it, where it has one. */
-  private compiledPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins, wire?: string) {
+  private compiledPage(params: ServiceParams, filters: { $limit: number; $skip?: number }, joins?: InlineJoins, wire?: WireSql) {
     if (!filters.$limit || !this.servesNamed(params)) return undefined
     const query: Record<string, any> = params.query ?? {}
     if (!Number.isSafeInteger(query.organization_id)) return undefined
@@ -918,7 +961,7 @@ export class RecordService<
     return { statement, values }
   }
 
-  private pageStatement(shape: Shape, later: boolean, like: ServiceParams, joins?: InlineJoins, wire?: string): PageStatement | null {
+  private pageStatement(shape: Shape, later: boolean, like: ServiceParams, joins?: InlineJoins, wire?: WireSql): PageStatement | null {
     const statements = joins?.pageStatements ?? this.pageStatements
     const key = `${wire ? 'wire ' : ''}${later ? 'later' : 'first'} ${shape.key}`
     const known = statements.get(key)
@@ -937,11 +980,17 @@ export class RecordService<
       const builder = this.createQuery(params)
       const count = this.countQuery(builder, params)
       // A wire page's statement selects the page's keys, not its records (wireRecordsOf): the
-      // unfiltered page with each record's version, a filtered one, planned for its values, only
-      // the ids its index gives.
+      // unfiltered page with each record's version (or its own part and the relations' mark,
+      // read once for the statement), a filtered one, planned for its values, only the ids its
+      // index gives.
       if (wire) {
         builder.clearSelect().select(`${this.table}.id`)
-        if (!filtered) builder.select(this.knex.raw(`${wire} AS crm_version`))
+        if (!filtered && wire.marked) {
+          builder.select(this.knex.raw(`${wire.marked.own} AS crm_version`))
+          // The organization's stand-in as the mark's binding (none where the relations are all global).
+          const mark = wire.marked.mark('?')
+          builder.select(this.knex.raw(`${mark} AS crm_mark`, mark.includes('?') ? [shape.standIn.organization_id] : []))
+        } else if (!filtered) builder.select(this.knex.raw(`${wire.version} AS crm_version`))
       } else if (joins) builder.select(this.knex.raw(joins.select))
       compiled = paged(builder, filters).select(count.as(PAGE_TOTAL)).toSQL().toNative()
     } catch {
@@ -977,7 +1026,7 @@ export class RecordService<
     if (inline === undefined) {
       const select = inlineRelationsSelect(specs, this.table)
       inline = select === null ? null : {
-        select, names: specs.map((spec) => spec.as), versions: inlineRelationVersions(specs, this.table), pageStatements: new Map(), textScope: textScope(this)
+        select, names: specs.map((spec) => spec.as), versions: inlineRelationVersions(specs, this.table), specs, pageStatements: new Map(), textScope: textScope(this)
       }
       this.inlineJoinColumns.set(specs, inline)
     }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import { LRUCache } from 'lru-cache'
+import { ownPartOf } from './wire-pages.js'
 
 /**
  * The JSON texts of records that wire pages sent recently (wire-pages.ts), each kept with the
@@ -16,6 +17,12 @@ import { LRUCache } from 'lru-cache'
  * xmins), which give those values their names. A page asks Postgres for the versions, takes the
  * texts whose version matches from here and reads only the others.
  *
+ * Where the tables of a list's relations carry change marks (migration 20261126000200), a page
+ * reads each record's own part of its version and the relations' mark instead of probing every
+ * related row: a text whose own part matches and that was last seen under the same mark is
+ * current, since no row of those tables has been written since (marked). One last seen under
+ * another mark has its relations' versions read by key, and is current if they match (confirm).
+ *
  * A text is kept as its UTF-8 bytes, outside the JavaScript heap, and copied as they are into the
  * page's buffer (WirePage.bytes).
  *
@@ -26,13 +33,13 @@ import { LRUCache } from 'lru-cache'
  * the bytes it holds (RECORD_CACHE_MB, LRU); 0 keeps nothing and every page reads its texts.
  */
 export class RecordTexts {
-  readonly #cache?: LRUCache<string, { version: string; text: Buffer }>
+  readonly #cache?: LRUCache<string, KeptText>
 
   constructor(maxMb: number, ttlMs = 5 * 60_000) {
     if (maxMb > 0) {
       this.#cache = new LRUCache({
         maxSize: Math.floor(maxMb * 1024 * 1024),
-        sizeCalculation: (entry, key) => entry.text.length + entry.version.length + key.length + 64,
+        sizeCalculation: (entry, key) => entry.text.length + entry.version.length + (entry.mark?.length ?? 0) + key.length + 64,
         ttl: ttlMs
       })
     }
@@ -45,8 +52,32 @@ export class RecordTexts {
     return entry && entry.version === version ? entry.text : undefined
   }
 
-  set(key: string, version: string | null, text: Buffer) {
-    if (this.#cache && version !== null) this.#cache.set(key, { version, text })
+  /**
+   * The text kept under `key` if its record's own row is of version `own` (its own part,
+   * wireVersion) and its relations' `mark` is the one its relations' versions were last seen
+   * under; UNCONFIRMED where only the mark differs (a relation's table was written since: its
+   * relations' versions decide, confirm); undefined where the text must be read again.
+   */
+  marked(key: string, own: string | null, mark: string | null): Buffer | typeof UNCONFIRMED | undefined {
+    if (!this.#cache || own === null) return undefined
+    const entry = this.#cache.get(key)
+    if (!entry || !ownPartOf(entry.version, own)) return undefined
+    return mark !== null && entry.mark === mark ? entry.text : UNCONFIRMED
+  }
+
+  /**
+   * The text kept under `key` if it was written from rows of this whole `version`, read with the
+   * relations' `mark` in one statement: the text is then known current under that mark.
+   */
+  confirm(key: string, version: string | null, mark: string | null): Buffer | undefined {
+    const text = this.get(key, version)
+    if (text) this.#cache!.get(key)!.mark = mark
+    return text
+  }
+
+  /** Keeps `text`, written from rows of `version`, read with the relations' `mark` (null without one) in one statement. */
+  set(key: string, version: string | null, text: Buffer, mark: string | null = null) {
+    if (this.#cache && version !== null) this.#cache.set(key, { version, text, mark })
   }
 
   /** Forgets every text (tests). */
@@ -58,6 +89,16 @@ export class RecordTexts {
     return this.#cache?.size ?? 0
   }
 }
+
+/** A kept text: the version of the rows it was written from, and the relations' mark under which that version was last read. */
+interface KeptText {
+  version: string
+  text: Buffer
+  mark: string | null
+}
+
+/** RecordTexts.marked: the record's own row is unchanged, its relations are to be checked. */
+export const UNCONFIRMED = Symbol('unconfirmed')
 
 const byDatabase = new WeakMap<Knex, RecordTexts>()
 

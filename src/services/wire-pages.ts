@@ -145,14 +145,16 @@ export function wireProjection(columns: TableColumn[], shape: WireShape, relatio
 }
 
 /**
- * The version of a record's text (record-texts.ts) as a SQL text expression on the rows of
- * `table` (unaliased): the row's xmin, then, where the record stores custom-field values, its
- * organization's definitions of the entity, every one of them with its xmin (a renamed, added or
- * deleted definition changes the names the values are sent under), then `relations` (the
- * relations' versions, inlineRelationVersions), when there are relations. An empty custom_fields
- * is sent as {} whatever the definitions, as wireProjection writes it.
+ * The version of a record's text (record-texts.ts) as SQL text expressions on the rows of `table`
+ * (unaliased). `own` is the record's own part: the row's xmin, then, where the record stores
+ * custom-field values, its organization's definitions of the entity, every one of them with its
+ * xmin (a renamed, added or deleted definition changes the names the values are sent under); an
+ * empty custom_fields is sent as {} whatever the definitions, as wireProjection writes it.
+ * `version` is the whole version: `own`, then, when there are relations, `|` and `relations` (the
+ * relations' versions, inlineRelationVersions), so that a version's own part can be told from
+ * it (ownPartOf).
  */
-export function wireVersion(shape: WireShape, table: string, relations?: string): string {
+export function wireVersion(shape: WireShape, table: string, relations?: string): { own: string; version: string } {
   const row = (name: string) => `${quoted(table)}.${quoted(name)}`
   const parts = [`${quoted(table)}.xmin::text`]
   const custom = shape.customFields
@@ -163,9 +165,15 @@ export function wireVersion(shape: WireShape, table: string, relations?: string)
         FROM custom_fields d
        WHERE d.organization_id = ${row('organization_id')} AND d.entity_type = ${literal(custom.entity)}), '') END`)
   }
-  if (relations) parts.push(relations)
-  return parts.join(` || '/' || `)
+  const own = parts.join(` || '/' || `)
+  return { own, version: relations ? `${own} || '|' || ${relations}` : own }
 }
+
+/** Whether `version` (a whole version, wireVersion) has `own` as its own part. */
+export const ownPartOf = (version: string, own: string) =>
+  version.startsWith(own) && (version.length === own.length || version.charCodeAt(own.length) === PIPE)
+
+const PIPE = 0x7c
 
 const COMMA = 0x2c
 const CLOSE_BRACKET = 0x5d

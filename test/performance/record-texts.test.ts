@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RecordTexts } from '../../src/services/record-texts.js'
+import { RecordTexts, UNCONFIRMED } from '../../src/services/record-texts.js'
 
 /** The record texts wire pages reuse (src/services/record-texts.ts), on their own. */
 describe('record texts', () => {
@@ -20,6 +20,28 @@ describe('record texts', () => {
     texts.set('deals:1:7', '901/12/-', bytes('{"id":7,"name":"new"}'))
     expect(texts.get('deals:1:7', '900/12/-')).toBeUndefined()
     expect(text(texts.get('deals:1:7', '901/12/-'))).toBe('{"id":7,"name":"new"}')
+  })
+
+  it("answers a text by its own version under the relations' mark it was last confirmed under", () => {
+    const texts = new RecordTexts(1)
+    // Own part 900/ (no custom values), relations 12/-; read under the mark 5:3.
+    texts.set('deals:1:7', '900/|12/-', bytes('{"id":7}'), '5:3')
+    expect(text(texts.marked('deals:1:7', '900/', '5:3') as Buffer)).toBe('{"id":7}')
+    // Its own row changed: read again, whatever the mark.
+    expect(texts.marked('deals:1:7', '901/', '5:3')).toBeUndefined()
+    expect(texts.marked('deals:1:7', '90', '5:3')).toBeUndefined()
+    expect(texts.marked('deals:1:8', '900/', '5:3')).toBeUndefined()
+    // A relation table was written since: the relations' versions decide.
+    expect(texts.marked('deals:1:7', '900/', '6:3')).toBe(UNCONFIRMED)
+    expect(texts.confirm('deals:1:7', '900/|13/-', '6:3')).toBeUndefined()
+    expect(texts.marked('deals:1:7', '900/', '6:3')).toBe(UNCONFIRMED)
+    expect(text(texts.confirm('deals:1:7', '900/|12/-', '6:3'))).toBe('{"id":7}')
+    expect(text(texts.marked('deals:1:7', '900/', '6:3') as Buffer)).toBe('{"id":7}')
+    expect(texts.marked('deals:1:7', '900/', '5:3')).toBe(UNCONFIRMED)
+    // A text kept without a mark is never current by mark alone.
+    texts.set('deals:1:9', '950/|12/-', bytes('{"id":9}'))
+    expect(texts.marked('deals:1:9', '950/', '6:3')).toBe(UNCONFIRMED)
+    expect(texts.marked('deals:1:9', null, '6:3')).toBeUndefined()
   })
 
   it('keeps nothing with 0 MB, and no more than its size, the least recently used going first', () => {

@@ -107,6 +107,8 @@ describe('wire pages', () => {
     ['/activities', { done: false, $limit: 3, $skip: 3 }]
   ]
 
+  /** Whether a list asks for its relations. */
+  const joined = (filters: Record<string, unknown>) => Object.keys(filters).some((key) => key.startsWith('fastJoin'))
   /** Whether a list asks for anything but its organization and paging: such a page's statement reads keys only, and versions come by key (two statements). */
   const filteredList = (filters: Record<string, unknown>) => Object.keys(filters).some((key) => !['$limit', '$skip'].includes(key) && !key.startsWith('fastJoin'))
 
@@ -126,7 +128,12 @@ describe('wire pages', () => {
         expect(sql.length, sql.join('\n')).toBe(filtered ? 2 : 1)
         expect(sql[0]).toMatch(/^select "\w+"\."id", /)
         expect(sql[0].includes('AS crm_version')).toBe(!filtered)
-        if (filtered) expect(sql[1]).toMatch(/^SELECT "\w+"\.id, .* AS crm_version FROM unnest\(\$2::int4\[\]\) WITH ORDINALITY/s)
+        if (filtered) expect(sql[1]).toMatch(/^SELECT "\w+"\.id, .* AS crm_version(, .* AS crm_mark)? FROM unnest\(\$2::int4\[\]\) WITH ORDINALITY/s)
+        // A joined page reads its records' own versions and its relations' change mark, not each relation's version.
+        const versions = sql[filtered ? 1 : 0]
+        expect(versions.includes('AS crm_mark')).toBe(joined(filters))
+        const table = path.slice(1)
+        expect([...versions.matchAll(/"(\w+)"\.xmin/g)].map((match) => match[1]).filter((name) => name !== table)).toEqual([])
         // The texts were read by key the first time, and kept: the second read writes none.
         expect(sql.some((text) => text.includes('crm_wire'))).toBe(false)
         expect(first.sql, first.sql.join('\n')).toHaveLength(sql.length + 1)
@@ -292,10 +299,13 @@ describe('wire pages', () => {
       const { wire, usual, sql } = await bothWays('/deals', query)
       expect(wire.status, JSON.stringify(wire.body)).toBe(200)
       expect(wire.body).toEqual(usual.body)
-      return { body: wire.body, written: sql.filter((text) => text.includes('crm_wire')).length }
+      return { body: wire.body, written: sql.filter((text) => text.includes('crm_wire')).length, statements: sql.length }
     }
+    // Statements of a page on the server: the page's (with its records' own versions and the
+    // relations' change mark), the relations' versions by key where the mark moved, the texts.
+    const statements = (n: number) => (isEmbedded(t.db) ? expect.any(Number) : n)
     await page()
-    expect((await page()).written).toBe(0)
+    expect((await page())).toMatchObject({ written: 0, statements: statements(1) })
     const deals = (await page()).body.data as Record<string, any>[]
     const [deal, other] = [deals[0], deals[deals.length - 1]]
     const contactId = deals.find((record) => record.contact)!.contact.id
@@ -304,15 +314,18 @@ describe('wire pages', () => {
     try {
       expect((await patch('/deals', deal.id, { name: 'Renamed deal' })).status).toBe(200)
       let after = await page()
-      expect(after.written).toBe(written(1))
+      // The deal's own row changed, no relation did: its text is read, no relation is probed.
+      expect(after).toMatchObject({ written: written(1), statements: statements(2) })
       expect(after.body.data[0].name).toBe('Renamed deal')
-      expect((await page()).written).toBe(0)
+      expect((await page())).toMatchObject({ written: 0, statements: statements(1) })
 
       // A relation changed: every deal of that company is written again.
       expect((await patch('/companies', other.company.id, { name: 'Renamed company' })).status).toBe(200)
       after = await page()
-      expect(after.written).toBe(written(1))
+      // The companies' mark moved: the relations' versions are read, and one text.
+      expect(after).toMatchObject({ written: written(1), statements: statements(3) })
       expect(after.body.data.filter((record: any) => record.company?.id === other.company.id).every((record: any) => record.company.name === 'Renamed company')).toBe(true)
+      expect((await page())).toMatchObject({ written: 0, statements: statements(1) })
 
       // A relation deleted joins as null; a definition renamed changes the names of stored values.
       expect((await t.http().delete(`/contacts/${contactId}`).set(tenant.key)).status).toBe(200)
@@ -329,6 +342,39 @@ describe('wire pages', () => {
       await patch('/deals', deal.id, { name: deal.name })
       await patch('/companies', other.company.id, { name: other.company.name })
       await t.db('contacts').where({ id: contactId }).update({ deleted_at: null })
+    }
+  })
+
+  it("probes no relation for a write of another organization's or of a table the relations do not read, and follows a user's rename", async () => {
+    if (isEmbedded(t.db)) return
+    const query = { organization_id: tenant.organization.id, fastJoinForDealsList: true, $limit: 50 }
+    const page = async () => {
+      const { wire, usual, sql } = await bothWays('/deals', query)
+      expect(wire.status, JSON.stringify(wire.body)).toBe(200)
+      expect(wire.body).toEqual(usual.body)
+      return { body: wire.body, statements: sql.length, written: sql.filter((text) => text.includes('crm_wire')).length }
+    }
+    await page()
+    expect(await page()).toMatchObject({ statements: 1, written: 0 })
+    const patch = (path: string, id: number, body: Record<string, unknown>, as: Tenant = tenant) => t.http().patch(`${path}/${id}`).set(as.key).send(body)
+    // Another organization's company: its own organization's mark moves, not ours.
+    expect((await patch('/companies', otherCompanyId, { name: 'Theirs, renamed' }, other)).status).toBe(200)
+    expect(await page()).toMatchObject({ statements: 1, written: 0 })
+    // A table no relation of a deal reads (an activity).
+    const [activity] = (await list('/activities', { organization_id: tenant.organization.id, $limit: 1 })).body.data
+    expect((await patch('/activities', activity.id, { note: 'marks' })).status).toBe(200)
+    expect(await page()).toMatchObject({ statements: 1, written: 0 })
+    // A user (global): the users' mark moves, the relations' versions are read, and the deals that
+    // user owns are written again (in one statement).
+    const owner = (await page()).body.data.find((deal: any) => deal.owner)!.owner
+    await t.db('users').where({ id: owner.id }).update({ first_name: 'Renamed owner' })
+    try {
+      const after = await page()
+      expect(after).toMatchObject({ statements: 3, written: 1 })
+      expect(after.body.data.filter((deal: any) => deal.owner?.id === owner.id).every((deal: any) => deal.owner.first_name === 'Renamed owner')).toBe(true)
+      expect(await page()).toMatchObject({ statements: 1, written: 0 })
+    } finally {
+      await t.db('users').where({ id: owner.id }).update({ first_name: owner.first_name })
     }
   })
 
