@@ -676,7 +676,10 @@ export class RecordService<
 
   /** The table's columns, read once (for wire statements). */
   private tableColumns() {
-    return (this.columns ??= tableColumns(this.knex, this.table))
+    return (this.columns ??= tableColumns(this.knex, this.table).catch((error) => {
+      this.columns = undefined
+      throw error
+    }))
   }
 
   /**
@@ -725,7 +728,8 @@ export class RecordService<
    */
   private wireSqlOf(joins: InlineJoins | undefined): Promise<WireSql | null> {
     const holder = joins ?? this.unjoinedWire
-    return (holder.wire ??= Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false]).then(([columns, covered]) => {
+    if (holder.wire) return holder.wire
+    const wire = Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false]).then(([columns, covered]) => {
       const shape = this.options.wire!
       const projection = wireProjection(columns, shape, joins?.names ?? [])
       const idType = columns.find((column) => column.name === 'id')?.type
@@ -746,7 +750,12 @@ export class RecordService<
           ${keyed}) AS page
         ORDER BY page.crm_position`
       }
-    }))
+    })
+    // A read of the schema that failed (the database away for a moment) is tried again by the next page.
+    wire.catch(() => {
+      if (holder.wire === wire) holder.wire = undefined
+    })
+    return (holder.wire = wire)
   }
 
   /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
