@@ -105,7 +105,8 @@ export function plannedOncePool(db: Knex): pg.Pool {
     // The connection knex opens (its settings, parsed from DATABASE_URL), planning prepared statements once.
     const settings = (db.client as unknown as { connectionSettings: pg.PoolConfig }).connectionSettings
     const options = [settings.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ')
-    pool = new pg.Pool({ ...settings, options, max: db.client.config.pool?.max ?? 10, allowExitOnIdle: true })
+    // Idle connections close after 30 s, as knex's do (a new one prepares its statements again).
+    pool = new pg.Pool({ ...settings, options, max: db.client.config.pool?.max ?? 10, idleTimeoutMillis: 30_000, allowExitOnIdle: true })
     // An idle connection the server drops is removed by the pool; the next statement opens another.
     pool.on('error', () => {})
     plannedOncePools.set(db, pool)
