@@ -85,6 +85,17 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
 export const isEmbedded = (db: Knex) => db.client.config.client !== 'pg'
 
 /**
+ * Runs independent reads in parallel on a pool, one after the other inside a transaction (one
+ * connection cannot run two statements at once: pg queues the second, and pg@9 will refuse it).
+ */
+export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [K in keyof T]: () => PromiseLike<T[K]> }): Promise<T> {
+  if (!db.isTransaction) return Promise.all(reads.map((read) => read())) as unknown as Promise<T>
+  const results: unknown[] = []
+  for (const read of reads) results.push(await read())
+  return results as unknown as T
+}
+
+/**
  * The connections of a server database's named statements (runStatement): a named statement is
  * one this service means to plan once, for any values, and reuse (the unfiltered page, reads by
  * key and by id, a sync's page). Postgres plans a prepared statement for its values five times,

@@ -1,19 +1,9 @@
 import { DateTime } from 'luxon'
 import { BadRequest } from '@feathersjs/errors'
 import type { Knex } from 'knex'
+import { readAll } from '../db.js'
 import { bookableRange, computeSlots } from './slots.js'
 import type { Allocation, ResourceException, Slot, SlotNeed, SlotService, WeeklyWindow } from './slots.js'
-
-/**
- * Runs independent reads in parallel on a pool, one after the other inside a transaction
- * (one connection cannot run two statements at once).
- */
-async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [K in keyof T]: () => PromiseLike<T[K]> }): Promise<T> {
-  if (!db.isTransaction) return Promise.all(reads.map((read) => read())) as unknown as Promise<T>
-  const results: unknown[] = []
-  for (const read of reads) results.push(await read())
-  return results as unknown as T
-}
 
 /** A live service with the effective time zone and what it needs, loaded once per call. */
 export interface ServiceContext {

@@ -3,6 +3,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
 import { fieldError } from '../../hooks/errors.js'
 import { databaseOf } from '../../hooks/tenant-scope.js'
+import { readAll } from '../../db.js'
 import { tenantOperation, tenantResource } from '../tenant-resource.js'
 import { CHANNELS } from '../conversations/conversations.schema.js'
 import type { Channel } from '../conversations/conversations.schema.js'
@@ -80,10 +81,11 @@ const fillPredefinedMessage = async (context: MessageContext) => {
     throw fieldError('predefined_message_id', `is not offered on ${context.service.channel}`)
   }
   const contactId = context.params.conversation?.contact_id ?? data.open_with_contact_id
-  const [contact, user, organization] = await Promise.all([
-    db('contacts').first('first_name', 'last_name').where({ organization_id: data.organization_id, id: contactId }),
-    db('users').first('first_name', 'last_name').where({ id: context.params.caller?.userId ?? 0 }),
-    db('organizations').first('name').where({ id: data.organization_id })
+  // Inside a write's transaction (an automation sending it) the three reads go one after the other.
+  const [contact, user, organization] = await readAll<[any, any, any]>(db, [
+    () => db('contacts').first('first_name', 'last_name').where({ organization_id: data.organization_id, id: contactId }),
+    () => db('users').first('first_name', 'last_name').where({ id: context.params.caller?.userId ?? 0 }),
+    () => db('organizations').first('name').where({ id: data.organization_id })
   ])
   data.content = renderPlaceholders(predefined.content, {
     'contact.first_name': contact?.first_name,
