@@ -118,21 +118,14 @@ export interface SearchPage<T> {
 export async function runStatement<T>(db: Knex, name: string | undefined, text: string, values: unknown[], types?: WireTypes): Promise<T[]> {
   const client = db.client as any
   // A named statement outside a transaction runs on the connections that plan it once (plannedOncePool).
-  if (name && !(db as any).isTransaction) {
-    const connection = await plannedOncePool(db).connect()
-    try {
-      client.emit('query', { method: 'select', sql: text, bindings: values, name })
-      return (await connection.query({ name, text, values, types })).rows as T[]
-    } finally {
-      connection.release()
-    }
-  }
-  const connection = await client.acquireConnection()
+  const pool = name && !(db as any).isTransaction ? plannedOncePool(db) : undefined
+  const connection = pool ? await pool.connect() : await client.acquireConnection()
   try {
     client.emit('query', { method: 'select', sql: text, bindings: values, name, __knexUid: connection.__knexUid })
     return (await connection.query({ name, text, values, types })).rows as T[]
   } finally {
-    await client.releaseConnection(connection)
+    if (pool) connection.release()
+    else await client.releaseConnection(connection)
   }
 }
 

@@ -70,9 +70,10 @@ export class RecordTexts {
    * relations' `mark` in one statement: the text is then known current under that mark.
    */
   confirm(key: string, version: string | null, mark: string | null): Buffer | undefined {
-    const text = this.get(key, version)
-    if (text) this.#cache!.get(key)!.mark = mark
-    return text
+    const entry = version === null ? undefined : this.#cache?.get(key)
+    if (!entry || entry.version !== version) return undefined
+    entry.mark = mark
+    return entry.text
   }
 
   /** Keeps `text`, written from rows of `version`, read with the relations' `mark` (null without one) in one statement. */
