@@ -37,6 +37,10 @@ export class FakeProvider {
   constructor(private answer: (request: RecordedRequest, count: number) => Answer) {}
 
   async start() {
+    // Node closes an idle keep-alive socket after 5 s, and a send that picks up the socket at that
+    // moment fails with "other side closed" before the double sees it: an attempt the test did not
+    // count. Slow runs (CI under load) hit that window, so the double keeps its sockets open.
+    this.server.keepAliveTimeout = 120_000
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
     return this

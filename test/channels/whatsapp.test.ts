@@ -329,7 +329,8 @@ describe('WhatsApp (Cloud API)', () => {
       graph.queue(down, down, down)
       const res = await send({ conversation_id: conversation.id, content: 'Nobody home' })
       await settle(t, acme.organization.id)
-      expect(graph.requests).toHaveLength(3)
+      const job = await t.db('outbox_jobs').where({ topic: 'channel-message', organization_id: acme.organization.id }).whereRaw("payload->>'message_id' = ?", [String(res.body.id)]).first()
+      expect(graph.requests, JSON.stringify(job)).toHaveLength(3)
       expect(await messageRow(res.body.id)).toMatchObject({ status: 'failed', error: { code: 'delivery_failed' } })
     })
 
