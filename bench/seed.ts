@@ -73,7 +73,7 @@ const SMALL = { users: 2, companies: 20, contacts: 200, pipelines: 1, products: 
 const SMALL_ORGANIZATIONS = 999
 
 /** Tables the seeded tables' triggers fill (their indexes are rebuilt after the load too). */
-const DERIVED_TABLES = ['contact_name_grams', 'custom_field_ranges']
+const DERIVED_TABLES = ['contact_name_grams', 'contact_name_gram_counts', 'custom_field_ranges']
 const SEEDED_TABLES = [
   'companies', 'contacts', 'pipelines', 'pipeline_stages', 'products', 'deals', 'deal_products', 'activities', 'conversations', 'conversation_messages'
 ]

@@ -123,14 +123,15 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
   /**
    * A name search for a term of 3 or 4 characters: its matches are exactly the entries of
    * contact_name_grams for (organization, term) (migration 20261123001500), already in the
-   * search's (first_name, last_name, id) order. The page and the exact total are index-only
-   * scans of that range, in one statement; the page's contacts are read by primary key.
+   * search's (first_name, last_name, id) order. The page is an index-only scan of that range and
+   * its contacts are read by primary key; the exact total is the sum of the range's counters in
+   * contact_name_gram_counts (migration 20261126000300), all in one statement and one snapshot.
    */
   private async nameGramPage(page: ContactSearch, gram: string, params: ContactParams) {
     const limit = page.$limit ?? 10
     const skip = page.$skip ?? 0
     const rows = await this.ownStatement<Record<string, any>>('crm contact name grams', `SELECT c.*, t.total AS search_total
-       FROM (SELECT count(*) AS total FROM contact_name_grams WHERE organization_id = $1 AND gram = $2) AS t
+       FROM (SELECT coalesce(sum(entries), 0) AS total FROM contact_name_gram_counts WHERE organization_id = $1 AND gram = $2) AS t
        LEFT JOIN LATERAL (
          SELECT contact_id, first_name, last_name FROM contact_name_grams
          WHERE organization_id = $1 AND gram = $2
