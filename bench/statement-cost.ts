@@ -7,6 +7,7 @@
  *
  *   npm run bench:statement -- --values '[1,"deals",1,50]' a.sql b.sql   (named: prepared and planned once)
  *   npm run bench:statement -- --unnamed --values '[…]' a.sql            (parsed and planned per call)
+ *   npm run bench:statement -- --custom --values '[…]' a.sql             (prepared, planned per call)
  *
  * A file holds one statement with $1, $2… (auto_explain's `Query Text` of the server log, say);
  * --values gives them as JSON, --calls how many measured calls (default 3,000). DATABASE_URL and
@@ -19,11 +20,16 @@ import { benchDatabaseUrl, cpuTimeMs } from './processes.js'
 
 const { values: flags, positionals: files } = parseArgs({
   allowPositionals: true,
-  options: { values: { type: 'string', default: '[]' }, calls: { type: 'string', default: '3000' }, unnamed: { type: 'boolean', default: false } }
+  options: {
+    values: { type: 'string', default: '[]' },
+    calls: { type: 'string', default: '3000' },
+    unnamed: { type: 'boolean', default: false },
+    custom: { type: 'boolean', default: false }
+  }
 })
 const adminUrl = process.env.DATABASE_URL
 if (!adminUrl || files.length === 0) {
-  console.error('usage: DATABASE_URL=… npm run bench:statement -- [--unnamed] [--calls N] --values JSON file.sql…')
+  console.error('usage: DATABASE_URL=… npm run bench:statement -- [--unnamed | --custom] [--calls N] --values JSON file.sql…')
   process.exit(2)
 }
 const url = benchDatabaseUrl(adminUrl)
@@ -32,8 +38,9 @@ const values = JSON.parse(flags.values) as unknown[]
 
 const client = new pg.Client({ connectionString: url.toString() })
 await client.connect()
-// Named statements run as the service runs them: planned once, for any values (plannedOncePool in src/db.ts).
-if (!flags.unnamed) await client.query('SET plan_cache_mode = force_generic_plan')
+// Named statements run as the service runs them: planned once, for any values (plannedOncePool in
+// src/db.ts); --custom prepares them but plans each call for its values.
+if (!flags.unnamed) await client.query(`SET plan_cache_mode = ${flags.custom ? 'force_custom_plan' : 'force_generic_plan'}`)
 const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
 const backendCpuMs = () => cpuTimeMs(pid)
 
