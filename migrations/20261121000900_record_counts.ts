@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { COUNTER_SLOT as SLOT, addToCounters } from './lib/counters.js'
 
 /**
  * Exact live-row counts per organization for the large tables, maintained by triggers in the
@@ -13,12 +14,7 @@ import type { Knex } from 'knex'
  */
 export const COUNTED_TABLES = ['companies', 'contacts', 'deals', 'activities']
 
-const SLOT = 'pg_backend_pid() % 16'
-
-const upsert = (selectDeltas: string) => `
-  INSERT INTO record_counts AS c (organization_id, table_name, slot, live)
-  ${selectDeltas}
-  ON CONFLICT (organization_id, table_name, slot) DO UPDATE SET live = c.live + EXCLUDED.live`
+const upsert = addToCounters('record_counts', ['organization_id', 'table_name'], 'live')
 
 // PGlite accepts one statement per query, so every statement is its own knex.raw.
 export async function up(knex: Knex): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { COUNTER_SLOT as SLOT, addToCounters } from './lib/counters.js'
 
 /**
  * Exact live-activity counts per organization and start date, maintained by triggers in the same
@@ -15,12 +16,7 @@ import type { Knex } from 'knex'
  */
 export const DAY_COUNTS = 'activity_day_counts'
 
-const SLOT = 'pg_backend_pid() % 16'
-
-const upsert = (selectDeltas: string) => `
-  INSERT INTO ${DAY_COUNTS} AS c (organization_id, day, slot, live)
-  ${selectDeltas}
-  ON CONFLICT (organization_id, day, slot) DO UPDATE SET live = c.live + EXCLUDED.live`
+const upsert = addToCounters(DAY_COUNTS, ['organization_id', 'day'], 'live')
 
 /** The counts of the live, dated activities of the organizations `where` selects, from the table itself. */
 export const recountedDays = (where = 'true') => `

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex'
+import { MARKED_GLOBAL_TABLES, MARKED_TENANT_TABLES, markTriggers } from './lib/change-marks.js'
+import { COUNTER_SLOT as SLOT, addToCounters } from './lib/counters.js'
 
 /**
  * Change marks: how many writes each organization's rows of a table have had, as a number that
@@ -14,24 +16,17 @@ import type { Knex } from 'knex'
  * value.) Counters only grow and their rows are never deleted, so a sum never comes back to an
  * earlier value; TRUNCATE adds 1 for every organization.
  *
- * Each backend adds to its own slot (pg_backend_pid() % 16), as record_counts does, so concurrent
+ * Each backend adds to its own slot, as record_counts does (lib/counters.ts), so concurrent
  * writers of one organization rarely wait on one row. Users are global: their writes count under
  * organization 0.
  *
- * The tables are those that list relations read (JoinSpec.table of a wire list); RecordService
- * checks that a list's relation tables have these triggers before it trusts a mark
- * (test/performance/change-marks.test.ts checks every list relation of the service has them).
+ * The tables are those that list relations read (JoinSpec.table of a wire list), listed with their
+ * triggers in lib/change-marks.ts; RecordService checks that a list's relation tables have these
+ * triggers before it trusts a mark (test/performance/change-marks.test.ts checks every list
+ * relation of the service has them).
  * PGlite accepts one statement per query, so every raw statement stands alone.
  */
-export const MARKED_TENANT_TABLES = ['companies', 'contacts', 'deals', 'pipeline_stages', 'reservation_services', 'reservation_resources']
-export const MARKED_GLOBAL_TABLES = ['users']
-
-const SLOT = 'pg_backend_pid() % 16'
-
-const add = (selectRows: string) => `
-  INSERT INTO change_marks AS m (organization_id, table_name, slot, changes)
-  ${selectRows}
-  ON CONFLICT (organization_id, table_name, slot) DO UPDATE SET changes = m.changes + 1`
+const add = addToCounters('change_marks', ['organization_id', 'table_name'], 'changes')
 
 const functions: Record<string, string> = {
   // One row per organization the statement touched, in organization order (a fixed lock order).
@@ -41,17 +36,6 @@ const functions: Record<string, string> = {
   tenant_truncated: add(`SELECT id, TG_TABLE_NAME, ${SLOT}, 1 FROM organizations ORDER BY 1`),
   global: add(`SELECT 0, TG_TABLE_NAME, ${SLOT}, 1 WHERE EXISTS (SELECT 1 FROM changed_rows)`),
   global_truncated: add(`VALUES (0, TG_TABLE_NAME, ${SLOT}, 1)`)
-}
-
-/** The triggers of a marked table: name suffix, event, transition tables, function. */
-function triggersOf(table: string, tenant: boolean) {
-  const kind = tenant ? 'tenant' : 'global'
-  return [
-    { name: `${table}_marks_inserted`, event: 'INSERT', referencing: 'NEW TABLE AS changed_rows', fn: kind },
-    { name: `${table}_marks_updated`, event: 'UPDATE', referencing: tenant ? 'OLD TABLE AS old_rows NEW TABLE AS changed_rows' : 'NEW TABLE AS changed_rows', fn: tenant ? 'tenant_updated' : 'global' },
-    { name: `${table}_marks_deleted`, event: 'DELETE', referencing: 'OLD TABLE AS changed_rows', fn: kind },
-    { name: `${table}_marks_truncated`, event: 'TRUNCATE', referencing: undefined, fn: `${kind}_truncated` }
-  ]
 }
 
 const marked = () => [
@@ -73,16 +57,16 @@ export async function up(knex: Knex): Promise<void> {
       BEGIN ${body}; RETURN NULL; END $$`)
   }
   for (const { table, tenant } of marked()) {
-    for (const trigger of triggersOf(table, tenant)) {
+    for (const trigger of markTriggers(table, tenant)) {
       await knex.raw(`CREATE TRIGGER ${trigger.name} AFTER ${trigger.event} ON ${table}
-        ${trigger.referencing ? `REFERENCING ${trigger.referencing}` : ''} FOR EACH STATEMENT EXECUTE FUNCTION change_marks_${trigger.fn}()`)
+        ${trigger.referencing ? `REFERENCING ${trigger.referencing}` : ''} FOR EACH STATEMENT EXECUTE FUNCTION ${trigger.fn}()`)
     }
   }
 }
 
 export async function down(knex: Knex): Promise<void> {
   for (const { table, tenant } of marked()) {
-    for (const trigger of triggersOf(table, tenant)) await knex.raw(`DROP TRIGGER IF EXISTS ${trigger.name} ON ${table}`)
+    for (const trigger of markTriggers(table, tenant)) await knex.raw(`DROP TRIGGER IF EXISTS ${trigger.name} ON ${table}`)
   }
   for (const name of Object.keys(functions)) await knex.raw(`DROP FUNCTION IF EXISTS change_marks_${name}()`)
   await knex.raw('DROP TABLE IF EXISTS change_marks')

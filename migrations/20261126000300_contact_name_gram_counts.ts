@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { COUNTER_SLOT, addToCounters } from './lib/counters.js'
 
 /**
  * The exact total of a name search for a 3-4 character term without counting its matches
@@ -14,25 +15,16 @@ import type { Knex } from 'knex'
  * Statement level: a bulk create adds one delta per organization and gram, not one per entry;
  * the deltas of one statement are applied in (organization, gram) order, so two statements
  * never take the same counter rows in opposite orders. Each backend adds to its own slot
- * (pg_backend_pid() % 16), so concurrent writers of one organization seldom wait for each other;
- * a gram's count is the sum of its slots. A counter that falls to zero stays, as a zero.
+ * (lib/counters.ts), so concurrent writers of one organization seldom wait for each other; a
+ * gram's count is the sum of its slots. A counter that falls to zero stays, as a zero.
  * PGlite accepts one statement per query, so every statement is its own knex.raw.
  */
-export const GRAM_COUNTS = 'contact_name_gram_counts'
+const GRAM_COUNTS = 'contact_name_gram_counts'
 
-const SLOT = 'pg_backend_pid() % 16'
-
-const upsert = (rows: string, sign: '' | '-') => `
-  INSERT INTO ${GRAM_COUNTS} AS c (organization_id, gram, slot, entries)
-  SELECT organization_id, gram, ${SLOT}, ${sign}count(*) FROM ${rows}
-  GROUP BY organization_id, gram ORDER BY organization_id, gram
-  ON CONFLICT (organization_id, gram, slot) DO UPDATE SET entries = c.entries + EXCLUDED.entries`
-
-/** The counts of the organizations `where` selects, recomputed from the grams themselves. */
-export const recountedGrams = (where = 'true') => `
-  INSERT INTO ${GRAM_COUNTS} (organization_id, gram, slot, entries)
-  SELECT organization_id, gram, 0, count(*) FROM contact_name_grams WHERE ${where}
-  GROUP BY organization_id, gram`
+const add = addToCounters(GRAM_COUNTS, ['organization_id', 'gram'], 'entries')
+const upsert = (rows: string, sign: '' | '-') => add(`
+  SELECT organization_id, gram, ${COUNTER_SLOT}, ${sign}count(*) FROM ${rows}
+  GROUP BY organization_id, gram ORDER BY organization_id, gram`)
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -62,7 +54,9 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TRIGGER contact_name_grams_count_truncated AFTER TRUNCATE ON contact_name_grams
     FOR EACH STATEMENT EXECUTE FUNCTION ${GRAM_COUNTS}_truncated()`)
   // The triggers exist before the existing entries are counted, so no write falls between the two.
-  await knex.raw(recountedGrams())
+  await knex.raw(`
+    INSERT INTO ${GRAM_COUNTS} (organization_id, gram, slot, entries)
+    SELECT organization_id, gram, 0, count(*) FROM contact_name_grams GROUP BY organization_id, gram`)
 }
 
 export async function down(knex: Knex): Promise<void> {

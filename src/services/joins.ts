@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import type { Knex } from 'knex'
 import { runStatement } from './record-service.js'
+import { markTriggers } from '../../migrations/lib/change-marks.js'
 
 export interface JoinSpec {
   /** Column on the rows holding the related id. */
@@ -167,14 +168,8 @@ export function relationsMark(specs: JoinSpec[], organization: string): string {
  */
 export async function marksCover(db: Knex, specs: JoinSpec[]): Promise<boolean> {
   const { tenant, global } = relationTables(specs)
-  const expected = new Map<string, string>()
-  for (const [tables, kind] of [[tenant, 'tenant'], [global, 'global']] as const) {
-    for (const table of tables) {
-      for (const event of ['inserted', 'deleted']) expected.set(`${table}_marks_${event}`, `change_marks_${kind}`)
-      expected.set(`${table}_marks_updated`, kind === 'tenant' ? 'change_marks_tenant_updated' : 'change_marks_global')
-      expected.set(`${table}_marks_truncated`, `change_marks_${kind}_truncated`)
-    }
-  }
+  const triggers = [...tenant.flatMap((table) => markTriggers(table, true)), ...global.flatMap((table) => markTriggers(table, false))]
+  const expected = new Map(triggers.map((trigger) => [trigger.name, trigger.fn]))
   const { rows } = await db.raw(
     `SELECT t.tgname AS name, c.relname AS table, t.tgfoid::regproc::text AS fn FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
       WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' AND t.tgname = ANY(?)`,

@@ -289,6 +289,15 @@ const nameOf = (kind: string, text: string) => {
   return name
 }
 
+/**
+ * `promise`, kept by the caller, with `forget` called should it fail: a read of the schema that
+ * failed (the database away for a moment) is then tried again by the next call.
+ */
+function forgottenOnFailure<T>(promise: Promise<T>, forget: () => void): Promise<T> {
+  promise.catch(forget)
+  return promise
+}
+
 /** A statement selecting each record's JSON text (a wire projection) from the rows of another. */
 const wireWrapped = (projection: string, rows: string) => `SELECT ${projection} FROM (${rows}) AS page`
 
@@ -669,10 +678,7 @@ export class RecordService<
 
   /** The table's columns, read once (for wire statements). */
   private tableColumns() {
-    return (this.columns ??= tableColumns(this.knex, this.table).catch((error) => {
-      this.columns = undefined
-      throw error
-    }))
+    return (this.columns ??= forgottenOnFailure(tableColumns(this.knex, this.table), () => (this.columns = undefined)))
   }
 
   /**
@@ -721,8 +727,7 @@ export class RecordService<
    */
   private wireSqlOf(joins: InlineJoins | undefined): Promise<WireSql | null> {
     const holder = joins ?? this.unjoinedWire
-    if (holder.wire) return holder.wire
-    const wire = Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false]).then(([columns, covered]) => {
+    return (holder.wire ??= forgottenOnFailure(Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false]).then(([columns, covered]) => {
       const shape = this.options.wire!
       const projection = wireProjection(columns, shape, joins?.names ?? [])
       const idType = columns.find((column) => column.name === 'id')?.type
@@ -743,12 +748,7 @@ export class RecordService<
           ${keyed}) AS page
         ORDER BY page.crm_position`
       }
-    })
-    // A read of the schema that failed (the database away for a moment) is tried again by the next page.
-    wire.catch(() => {
-      if (holder.wire === wire) holder.wire = undefined
-    })
-    return (holder.wire = wire)
+    }), () => (holder.wire = undefined)))
   }
 
   /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
