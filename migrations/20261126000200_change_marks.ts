@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { MARKED_GLOBAL_TABLES, MARKED_TENANT_TABLES, markTriggers } from './lib/change-marks.js'
+import { MARKED_GLOBAL_TABLES, MARKED_TENANT_TABLES, createMarkTriggers, dropMarkTriggers } from './lib/change-marks.js'
 import { COUNTER_SLOT as SLOT, addToCounters } from './lib/counters.js'
 
 /**
@@ -56,18 +56,11 @@ export async function up(knex: Knex): Promise<void> {
     await knex.raw(`CREATE FUNCTION change_marks_${name}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN ${body}; RETURN NULL; END $$`)
   }
-  for (const { table, tenant } of marked()) {
-    for (const trigger of markTriggers(table, tenant)) {
-      await knex.raw(`CREATE TRIGGER ${trigger.name} AFTER ${trigger.event} ON ${table}
-        ${trigger.referencing ? `REFERENCING ${trigger.referencing}` : ''} FOR EACH STATEMENT EXECUTE FUNCTION ${trigger.fn}()`)
-    }
-  }
+  for (const { table, tenant } of marked()) await createMarkTriggers(knex, table, tenant)
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const { table, tenant } of marked()) {
-    for (const trigger of markTriggers(table, tenant)) await knex.raw(`DROP TRIGGER IF EXISTS ${trigger.name} ON ${table}`)
-  }
+  for (const { table, tenant } of marked()) await dropMarkTriggers(knex, table, tenant)
   for (const name of Object.keys(functions)) await knex.raw(`DROP FUNCTION IF EXISTS change_marks_${name}()`)
   await knex.raw('DROP TABLE IF EXISTS change_marks')
 }

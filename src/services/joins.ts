@@ -141,8 +141,14 @@ export function inlineRelationVersions(specs: JoinSpec[], outer: string): string
 /** inlineRelationVersions of relations that have no version. */
 export const NO_VERSION = 'NULL::text'
 
+/** Tenant tables (counted by organization) and global ones (users, counted under organization 0). */
+export interface MarkedTables {
+  tenant: string[]
+  global: string[]
+}
+
 /** The tables a list's relations read, tenant tables and global ones (users). */
-export function relationTables(specs: JoinSpec[]) {
+export function relationTables(specs: JoinSpec[]): MarkedTables {
   const tables = (tenant: boolean) => [...new Set(specs.filter((spec) => (spec.tenant !== false) === tenant).map((spec) => spec.table))]
   return { tenant: tables(true), global: tables(false) }
 }
@@ -155,7 +161,11 @@ export function relationTables(specs: JoinSpec[]) {
  * read; where it has not moved, none of them has changed.
  */
 export function relationsMark(specs: JoinSpec[], organization: string): string {
-  const { tenant, global } = relationTables(specs)
+  return changeMark(relationTables(specs), organization)
+}
+
+/** The change mark of these tables (relationsMark), for the `organization`'s rows of the tenant ones. */
+export function changeMark({ tenant, global }: MarkedTables, organization: string): string {
   const writes = (owner: string, tables: string[]) => tables.length === 0 ? `''` :
     `(SELECT COALESCE(sum(changes), 0) FROM change_marks WHERE organization_id = ${owner} AND table_name IN (${tables.map((table) => `'${table}'`).join(', ')}))::text`
   return `${writes(organization, tenant)} || ':' || ${writes('0', global)}`
@@ -166,8 +176,12 @@ export function relationsMark(specs: JoinSpec[], organization: string): string {
  * organization (tenant tables) or under organization 0 (users): only then does relationsMark
  * stand for all of them. Read once per list's relations.
  */
-export async function marksCover(db: Knex, specs: JoinSpec[]): Promise<boolean> {
-  const { tenant, global } = relationTables(specs)
+export function marksCover(db: Knex, specs: JoinSpec[]): Promise<boolean> {
+  return tablesMarked(db, relationTables(specs))
+}
+
+/** Whether every one of these tables has its change-mark triggers (marksCover). */
+export async function tablesMarked(db: Knex, { tenant, global }: MarkedTables): Promise<boolean> {
   const triggers = [...tenant.flatMap((table) => markTriggers(table, true)), ...global.flatMap((table) => markTriggers(table, false))]
   const expected = new Map(triggers.map((trigger) => [trigger.name, trigger.fn]))
   const { rows } = await db.raw(

@@ -6,7 +6,9 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import { containsPattern } from './like.js'
 import { plannedOncePool } from '../db.js'
-import { NO_VERSION, inlineRelationVersions, inlineRelationsSelect, marksCover, relationsMark } from './joins.js'
+import type { MarkedTables } from './joins.js'
+import { NO_VERSION, changeMark, inlineRelationVersions, inlineRelationsSelect, marksCover, relationTables, relationsMark, tablesMarked } from './joins.js'
+import { recordPagesOf } from './record-pages.js'
 import type { JoinSpec } from './joins.js'
 import { UNCONFIRMED, recordTextsOf } from './record-texts.js'
 import { WirePage, WireRecord, tableColumns, wireProjection, wireVersion } from './wire-pages.js'
@@ -209,6 +211,14 @@ interface WireSql {
   marked?: { own: string; mark: (organization: string) => string; ownByKey: string }
   versionsByKey: string
   textsByKey: string
+  /** The statement reading the change mark of every table a page reads ($1 the organization), where they all carry one (record-pages.ts). */
+  pageMark?: NamedText
+}
+
+/** A named statement's name and text. */
+interface NamedText {
+  name: string
+  text: string
 }
 
 /** A row of a wire page's statement: a record's id, its version where the statement reads it (record-texts.ts), the page total. */
@@ -254,6 +264,8 @@ async function carriedTotal(rows: Record<string, any>[], column: string, skip: n
 
 /** A page's SQL with its parameters: each binding is a constant, or which value of the call goes there. */
 interface PageStatement {
+  /** Tells the statements of every service and shape apart (a kept page's key, record-pages.ts). */
+  id: number
   /** Named (prepared) only for the unfiltered page; a filtered page is planned for its values. */
   name?: string
   text: string
@@ -272,6 +284,8 @@ const SKIP = Symbol('$skip')
 const STAND_IN = { limit: 3, skip: 5, number: -8_000_000, text: '\u0001crm stand-in ' }
 /** A service keeps at most this many page statements (shapes of list queries), then builds the others. */
 const MAX_PAGE_STATEMENTS = 500
+/** Page statements made so far, in every service: each one's id. */
+let pageStatementCount = 0
 /** A name per distinct statement text (page statements, wire reads by id): a connection refuses one name for two texts (two services on one table). */
 const statementNames = new Map<string, string>()
 /** A named statement: its name, its text and the values of this call. */
@@ -572,7 +586,8 @@ export class RecordService<
    * and when a record holds a value the SQL does not format. The page statement selects the
    * page's keys and its total, and, for the unfiltered page, each record's version; the texts
    * come from the record texts where their version matches, and by key for the others
-   * (wireRecordsOf).
+   * (wireRecordsOf). A page asked before is answered as it was kept where the change mark of the
+   * tables it reads has not moved since (record-pages.ts): the mark is read first, then the page.
    */
   private async wirePage(params: ServiceParams, joins: InlineJoins | undefined): Promise<WirePage | undefined> {
     const { filters, paginate } = this.filterQuery(params)
@@ -581,14 +596,27 @@ export class RecordService<
     const page = wire ? this.compiledPage(params, filters, joins, wire) : undefined
     if (!wire || !page) return undefined
     const { statement, values } = page
-    const rows = await runStatement<PageKey>(this.knex, statement.name, statement.text, values)
     const skip = filters.$skip || 0
+    // The kept page of this statement and values, where its tables' mark has not moved since.
+    const pages = recordPagesOf(this.knex)
+    const scope = wire.pageMark && `${wire.pageMark.name} ${(params.query as Record<string, any>).organization_id}`
+    const kept = scope && pages.worthLooking(scope) ? { key: `${statement.id} ${JSON.stringify(values)}`, mark: await this.pageMarkOf(params, wire.pageMark!) } : undefined
+    const hit = kept && pages.get(kept.key, kept.mark, scope)
+    if (hit) return new WirePage({ total: hit.total, limit: filters.$limit, skip }, hit.records)
+    const rows = await runStatement<PageKey>(this.knex, statement.name, statement.text, values)
     // An empty page past the end counts on its own: the usual path does it.
     if (rows.length === 0 && skip > 0) return undefined
     const records = await this.wireRecordsOf(params, joins, wire, rows)
     if (!records) return undefined
     const total = rows.length > 0 ? Number(rows[0][PAGE_TOTAL] ?? 0) : 0
+    if (kept) pages.set(kept.key, kept.mark, total, records)
     return new WirePage({ total, limit: filters.$limit, skip }, records)
+  }
+
+  /** The change mark of the tables a page reads (WireSql.pageMark), for the call's organization. */
+  private async pageMarkOf(params: ServiceParams, { name, text }: NamedText): Promise<string> {
+    const [row] = await runStatement<{ crm_mark: string }>(this.knex, name, text, [(params.query as Record<string, any>).organization_id])
+    return row.crm_mark
   }
 
   /**
@@ -727,28 +755,42 @@ export class RecordService<
    */
   private wireSqlOf(joins: InlineJoins | undefined): Promise<WireSql | null> {
     const holder = joins ?? this.unjoinedWire
-    return (holder.wire ??= forgottenOnFailure(Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false]).then(([columns, covered]) => {
-      const shape = this.options.wire!
-      const projection = wireProjection(columns, shape, joins?.names ?? [])
-      const idType = columns.find((column) => column.name === 'id')?.type
-      if (!projection || !idType || !/^int[248]$/.test(idType)) return null
-      const { own, version } = wireVersion(shape, this.table, joins?.versions)
-      // A relation without a version of its own (inlineRelationVersions) has nothing a mark could stand for.
-      const mark = joins && covered && joins.versions !== NO_VERSION ? (organization: string) => relationsMark(joins.specs, organization) : undefined
-      const table = `"${this.table}"`
-      const keyed = `FROM unnest($2::${idType}[]) WITH ORDINALITY AS crm_keys(id, position)
-          JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${this.softDelete ? ` AND ${table}.deleted_at IS NULL` : ''}`
-      const withMark = mark ? `, ${mark('$1')} AS crm_mark` : ''
-      return {
-        projection,
-        version,
-        marked: mark && { own, mark, ownByKey: `SELECT ${table}.id, ${own} AS crm_version${withMark} ${keyed} ORDER BY crm_keys.position` },
-        versionsByKey: `SELECT ${table}.id, ${version} AS crm_version${withMark} ${keyed} ORDER BY crm_keys.position`,
-        textsByKey: `SELECT ${projection}, page.id, page.crm_version${mark ? ', page.crm_mark' : ''} FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, ${version} AS crm_version${withMark}, crm_keys.position AS crm_position
-          ${keyed}) AS page
-        ORDER BY page.crm_position`
-      }
-    }), () => (holder.wire = undefined)))
+    return (holder.wire ??= forgottenOnFailure(this.readWireSql(joins), () => (holder.wire = undefined)))
+  }
+
+  private async readWireSql(joins: InlineJoins | undefined): Promise<WireSql | null> {
+    const shape = this.options.wire!
+    // What a page reads: its own table, its relations' and the definitions of its custom fields.
+    const relations = joins ? relationTables(joins.specs) : { tenant: [], global: [] }
+    const pageTables = { tenant: [...new Set([this.table, ...relations.tenant, ...(shape.customFields ? ['custom_fields'] : [])])], global: relations.global }
+    const [columns, covered, pagesMarked] = await Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false, tablesMarked(this.knex, pageTables)])
+    const projection = wireProjection(columns, shape, joins?.names ?? [])
+    const idType = columns.find((column) => column.name === 'id')?.type
+    if (!projection || !idType || !/^int[248]$/.test(idType)) return null
+    const { own, version } = wireVersion(shape, this.table, joins?.versions)
+    // A relation without a version of its own (inlineRelationVersions) has nothing a mark could stand for.
+    const mark = joins && covered && joins.versions !== NO_VERSION ? (organization: string) => relationsMark(joins.specs, organization) : undefined
+    const table = `"${this.table}"`
+    const keyed = `FROM unnest($2::${idType}[]) WITH ORDINALITY AS crm_keys(id, position)
+        JOIN ${table} ON ${table}.organization_id = $1 AND ${table}.id = crm_keys.id${this.softDelete ? ` AND ${table}.deleted_at IS NULL` : ''}`
+    const withMark = mark ? `, ${mark('$1')} AS crm_mark` : ''
+    return {
+      projection,
+      version,
+      marked: mark && { own, mark, ownByKey: `SELECT ${table}.id, ${own} AS crm_version${withMark} ${keyed} ORDER BY crm_keys.position` },
+      versionsByKey: `SELECT ${table}.id, ${version} AS crm_version${withMark} ${keyed} ORDER BY crm_keys.position`,
+      // Not for relations computed from other tables than their own (they have no version).
+      pageMark: pagesMarked && joins?.versions !== NO_VERSION ? this.pageMarkStatement(pageTables) : undefined,
+      textsByKey: `SELECT ${projection}, page.id, page.crm_version${mark ? ', page.crm_mark' : ''} FROM (SELECT ${table}.*${joins ? `, ${joins.select}` : ''}, ${version} AS crm_version${withMark}, crm_keys.position AS crm_position
+        ${keyed}) AS page
+      ORDER BY page.crm_position`
+    }
+  }
+
+  /** The named statement reading the change mark of a page's tables (record-pages.ts). */
+  private pageMarkStatement(tables: MarkedTables): NamedText {
+    const text = `SELECT ${changeMark(tables, '$1')} AS crm_mark`
+    return { name: nameOf(`crm page mark ${this.table}`, text), text }
   }
 
   /** A list page, or the records of an unpaginated list, with `joins` as columns of its statement. */
@@ -1008,7 +1050,7 @@ export class RecordService<
     // $limit and $skip are told apart from any constant (each appears exactly once).
     const understood = filters.$limit === STAND_IN.limit && !values.includes(null) && filled.size === shape.values.length && !sql.includes(STAND_IN.text) &&
       times(LIMIT) === 1 && times(SKIP) === (later ? 1 : 0)
-    const statement = understood ? { name: filtered ? undefined : nameOf(`crm page ${this.table}`, sql), text: sql, values } : null
+    const statement = understood ? { id: ++pageStatementCount, name: filtered ? undefined : nameOf(`crm page ${this.table}`, sql), text: sql, values } : null
     statements.set(key, statement)
     return statement
   }

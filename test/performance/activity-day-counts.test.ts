@@ -82,6 +82,27 @@ describe('activity day counts', () => {
     expect(none.body).toMatchObject({ total: week, data: [] })
   })
 
+  it("when the calendar lists a week in the default order, then its keys are found by walking the live id index with the range checked on each entry", async () => {
+    const statements: { sql: string; bindings: unknown[] }[] = []
+    const listener = (query: { sql: string; bindings: unknown[] }) => statements.push(query)
+    t.db.on('query', listener)
+    const res = await list(acme, { start_date: { $gte: '2026-04-06', $lte: '2026-04-12' }, fastJoinForActivityList: true })
+    t.db.removeListener('query', listener)
+    expect(res.status).toBe(200)
+    const [keys] = statements.filter((statement) => /from "activities"/.test(statement.sql))
+    const plan = await t.db.transaction(async (trx) => {
+      // A test organization is small enough for any plan; the question is what the index gives the walk in id order.
+      for (const setting of ['enable_seqscan', 'enable_bitmapscan', 'enable_sort']) await trx.raw(`SET LOCAL ${setting} = off`)
+      const values = [...keys.sql.matchAll(/\$(\d+)/g)].map((match) => keys.bindings[Number(match[1]) - 1])
+      const rows = (await trx.raw(`EXPLAIN ${keys.sql.replace(/\$\d+/g, '?')}`, values as any[])).rows
+      return rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')
+    })
+    expect(plan).toMatch(/Index (Only )?Scan using activities_live_id_start_date_key on activities/)
+    // The range is a condition of the index scan, not a filter over the rows it returns.
+    expect(plan).toMatch(/Index Cond: \(.*start_date >= .*start_date <= /)
+    expect(plan).not.toMatch(/Filter: .*start_date/)
+  })
+
   it('when a list has any other filter, deleted records or a range on another column, then its total is counted on the table', async () => {
     const range = { $gte: '2026-04-03', $lte: '2026-04-09' }
     for (const [query, where] of [

@@ -4,7 +4,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { marksCover, relationsMark } from '../../src/services/joins.js'
+import { marksCover, relationsMark, tablesMarked } from '../../src/services/joins.js'
 import type { JoinSpec } from '../../src/services/joins.js'
 import { LIST_JOINS as ACTIVITY_LIST } from '../../src/services/activities/activities.class.js'
 import { CREATOR_AND_OWNER } from '../../src/services/companies/companies.js'
@@ -43,6 +43,14 @@ describe('change marks', () => {
     for (const [name, specs] of lists) expect(await marksCover(t.db, specs), name).toBe(true)
     // A table without the triggers is not covered: its relations keep their versions per row.
     expect(await marksCover(t.db, [...DEAL_LIST as JoinSpec[], { from: 'product_id', as: 'product', table: 'products', columns: ['id'] }])).toBe(false)
+  })
+
+  it('covers the tables whole pages read: the lists\' own tables and the custom-field definitions (record-pages.ts)', async () => {
+    expect(await tablesMarked(t.db, { tenant: ['activities', 'companies', 'contacts', 'deals', 'custom_fields'], global: ['users'] })).toBe(true)
+    // A table without the triggers keeps its pages unkept: products are not marked.
+    expect(await tablesMarked(t.db, { tenant: ['products'], global: [] })).toBe(false)
+    // Users count under organization 0, not as a tenant table.
+    expect(await tablesMarked(t.db, { tenant: ['users'], global: [] })).toBe(false)
   })
 
   it("moves with every write of the organization's rows, and only of its own", async () => {

@@ -35,7 +35,8 @@ describe.skipIf(!process.env.DATABASE_URL)('named statements are planned once', 
 
   beforeAll(async () => {
     // One connection: pg_prepared_statements shows the statements of the session that reads it.
-    t = await startApp({ databasePoolSize: 1 })
+    // Whole pages are not kept (record-pages.ts): these watch the statements below them.
+    t = await startApp({ databasePoolSize: 1, pageCacheMb: 0 })
     tenant = await createTenant(t, 'Plans')
     other = await createTenant(t, 'Other plans')
     ids.company = await post('/companies', { name: 'Plan Co' })

@@ -34,7 +34,8 @@ describe('relations read in the list statement', () => {
   }
 
   beforeAll(async () => {
-    t = await startApp()
+    // Whole pages are not kept (record-pages.ts, tested in record-pages.test.ts): these count the statements below them.
+    t = await startApp({ pageCacheMb: 0 })
     tenant = await createTenant(t, 'Inline')
     other = await createTenant(t, 'Elsewhere')
     const member = await addMember(t, tenant, 'member')

@@ -50,7 +50,8 @@ describe('wire pages', () => {
   const bothWays = (path: string, query: Record<string, unknown>) => compared(path, () => list(path, query))
 
   beforeAll(async () => {
-    t = await startApp()
+    // Whole pages are not kept (record-pages.ts, tested in record-pages.test.ts): these count the statements below them.
+    t = await startApp({ pageCacheMb: 0 })
     tenant = await createTenant(t, 'Wire')
     other = await createTenant(t, 'Elsewhere')
     const member = await addMember(t, tenant, 'member')
