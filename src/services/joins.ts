@@ -181,17 +181,23 @@ export function marksCover(db: Knex, specs: JoinSpec[]): Promise<boolean> {
 }
 
 /** Whether every one of these tables has its change-mark triggers (marksCover). */
-export async function tablesMarked(db: Knex, { tenant, global }: MarkedTables): Promise<boolean> {
+export async function tablesMarked(db: Knex, tables: MarkedTables): Promise<boolean> {
+  const marked = await markedTables(db, tables)
+  return [...tables.tenant, ...tables.global].every((table) => marked.has(table))
+}
+
+/** Which of these tables have all their change-mark triggers, counting by organization (tenant) or under organization 0 (global). */
+export async function markedTables(db: Knex, { tenant, global }: MarkedTables): Promise<Set<string>> {
   const triggers = [...tenant.flatMap((table) => markTriggers(table, true)), ...global.flatMap((table) => markTriggers(table, false))]
-  const expected = new Map(triggers.map((trigger) => [trigger.name, trigger.fn]))
   const { rows } = await db.raw(
     `SELECT t.tgname AS name, c.relname AS table, t.tgfoid::regproc::text AS fn FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
       WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' AND t.tgname = ANY(?)`,
-    [[...expected.keys()]]
+    [triggers.map((trigger) => trigger.name)]
   )
   // A trigger of that name on its own table (not on another table of the same name's prefix).
   const found = new Map((rows as { name: string; table: string; fn: string }[]).filter((row) => row.name.startsWith(`${row.table}_marks_`)).map((row) => [row.name, row.fn]))
-  return [...expected].every(([name, fn]) => found.get(name) === fn)
+  const complete = (table: string, isTenant: boolean) => markTriggers(table, isTenant).every((trigger) => found.get(trigger.name) === trigger.fn)
+  return new Set([...tenant.filter((table) => complete(table, true)), ...global.filter((table) => complete(table, false))])
 }
 
 /** The SELECT of one load; `ids` and `organizations` are SQL expressions of integer arrays. */

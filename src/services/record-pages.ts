@@ -1,5 +1,5 @@
-import type { Knex } from 'knex'
 import { LRUCache } from 'lru-cache'
+import { perDatabase } from './record-texts.js'
 
 /**
  * Whole list pages that wire pages sent recently (wire-pages.ts), each kept with the change mark
@@ -114,11 +114,5 @@ export interface KeptPage {
   records: Buffer[]
 }
 
-const byDatabase = new WeakMap<Knex, RecordPages>()
-
 /** The kept pages of a database: one cache per knex instance, made with `maxMb` on first use (8 MB unless configured). */
-export function recordPagesOf(db: Knex, maxMb = 8): RecordPages {
-  let pages = byDatabase.get(db)
-  if (!pages) byDatabase.set(db, (pages = new RecordPages(maxMb)))
-  return pages
-}
+export const recordPagesOf = perDatabase((maxMb) => new RecordPages(maxMb))

@@ -7,7 +7,7 @@ import pg from 'pg'
 import { containsPattern } from './like.js'
 import { plannedOncePool } from '../db.js'
 import type { MarkedTables } from './joins.js'
-import { NO_VERSION, changeMark, inlineRelationVersions, inlineRelationsSelect, marksCover, relationTables, relationsMark, tablesMarked } from './joins.js'
+import { NO_VERSION, changeMark, inlineRelationVersions, inlineRelationsSelect, markedTables, relationTables, relationsMark } from './joins.js'
 import { recordPagesOf } from './record-pages.js'
 import type { JoinSpec } from './joins.js'
 import { UNCONFIRMED, recordTextsOf } from './record-texts.js'
@@ -599,8 +599,9 @@ export class RecordService<
     const skip = filters.$skip || 0
     // The kept page of this statement and values, where its tables' mark has not moved since.
     const pages = recordPagesOf(this.knex)
-    const scope = wire.pageMark && `${wire.pageMark.name} ${(params.query as Record<string, any>).organization_id}`
-    const kept = scope && pages.worthLooking(scope) ? { key: `${statement.id} ${JSON.stringify(values)}`, mark: await this.pageMarkOf(params, wire.pageMark!) } : undefined
+    const { pageMark } = wire
+    const scope = pageMark && `${pageMark.name} ${(params.query as Record<string, any>).organization_id}`
+    const kept = pageMark && scope && pages.worthLooking(scope) ? { key: `${statement.id} ${JSON.stringify(values)}`, mark: await this.pageMarkOf(params, pageMark) } : undefined
     const hit = kept && pages.get(kept.key, kept.mark, scope)
     if (hit) return new WirePage({ total: hit.total, limit: filters.$limit, skip }, hit.records)
     const rows = await runStatement<PageKey>(this.knex, statement.name, statement.text, values)
@@ -763,7 +764,11 @@ export class RecordService<
     // What a page reads: its own table, its relations' and the definitions of its custom fields.
     const relations = joins ? relationTables(joins.specs) : { tenant: [], global: [] }
     const pageTables = { tenant: [...new Set([this.table, ...relations.tenant, ...(shape.customFields ? ['custom_fields'] : [])])], global: relations.global }
-    const [columns, covered, pagesMarked] = await Promise.all([this.tableColumns(), joins ? marksCover(this.knex, joins.specs) : false, tablesMarked(this.knex, pageTables)])
+    // One read of the triggers: the page's tables include its relations'.
+    const [columns, marked] = await Promise.all([this.tableColumns(), markedTables(this.knex, pageTables)])
+    const allMarked = ({ tenant, global }: MarkedTables) => [...tenant, ...global].every((name) => marked.has(name))
+    const covered = allMarked(relations)
+    const pagesMarked = allMarked(pageTables)
     const projection = wireProjection(columns, shape, joins?.names ?? [])
     const idType = columns.find((column) => column.name === 'id')?.type
     if (!projection || !idType || !/^int[248]$/.test(idType)) return null

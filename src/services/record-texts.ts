@@ -101,11 +101,15 @@ interface KeptText {
 /** RecordTexts.marked: the record's own row is unchanged, its relations are to be checked. */
 export const UNCONFIRMED = Symbol('unconfirmed')
 
-const byDatabase = new WeakMap<Knex, RecordTexts>()
+/** One instance per knex instance, made with the first caller's `maxMb` (a cache of that database's pages). */
+export function perDatabase<T>(make: (maxMb: number) => T): (db: Knex, maxMb?: number) => T {
+  const byDatabase = new WeakMap<Knex, T>()
+  return (db, maxMb = 8) => {
+    let made = byDatabase.get(db)
+    if (!made) byDatabase.set(db, (made = make(maxMb)))
+    return made
+  }
+}
 
 /** The record texts of a database's pages: one cache per knex instance, made with `maxMb` on first use (8 MB unless configured). */
-export function recordTextsOf(db: Knex, maxMb = 8): RecordTexts {
-  let texts = byDatabase.get(db)
-  if (!texts) byDatabase.set(db, (texts = new RecordTexts(maxMb)))
-  return texts
-}
+export const recordTextsOf = perDatabase((maxMb) => new RecordTexts(maxMb))

@@ -11,9 +11,9 @@ vi.mock('../../src/services/joins.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/services/joins.js')>()
   return {
     ...actual,
-    marksCover: async (...args: Parameters<typeof actual.marksCover>) => {
+    markedTables: async (...args: Parameters<typeof actual.markedTables>) => {
       if (failures.left-- > 0) throw new Error('connection lost')
-      return actual.marksCover(...args)
+      return actual.markedTables(...args)
     }
   }
 })
