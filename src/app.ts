@@ -19,7 +19,7 @@ import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 import { channelWebhooks } from './channels/index.js'
-import { wireFormatter } from './services/wire-pages.js'
+import { renderedFormatter } from './engine/rendered-answer.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>
@@ -90,7 +90,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(outbox)
   app.configure(pruneExpiredKeys)
   app.configure(rateLimiting)
-  app.configure(rest({ formatter: wireFormatter }))
+  app.configure(rest({ formatter: renderedFormatter }))
   app.configure(socketTransport)
   app.configure(authentication)
   app.configure(services)

@@ -18,10 +18,6 @@ export const configurationSchema = Type.Intersect([
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
-    /** Megabytes of record texts a wire page may reuse (record-texts.ts); 0 keeps none. */
-    recordCacheMb: Type.Number({ minimum: 0 }),
-    /** Megabytes of whole list pages kept with their tables' change mark (record-pages.ts); 0 keeps none. */
-    pageCacheMb: Type.Number({ minimum: 0 }),
     redisUrl: Type.String(),
     /** Rate limiting (docs/rate-limiting.md): API-key requests per organization per sliding window. */
     rateLimitEnabled: Type.Boolean(),

@@ -6,8 +6,6 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { checkDatabaseUrl, lockDataDir } from './startup.js'
-import { recordTextsOf } from './services/record-texts.js'
-import { recordPagesOf } from './services/record-pages.js'
 
 const DATE_OID = 1082
 const INT8_OID = 20
@@ -191,7 +189,5 @@ export async function migrate(db: Knex, sourceDirectory?: string) {
 
 export const database = async (app: Application) => {
   const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'))
-  recordTextsOf(db, app.get('recordCacheMb'))
-  recordPagesOf(db, app.get('pageCacheMb'))
   app.set('knex', db)
 }

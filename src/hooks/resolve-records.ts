@@ -2,7 +2,7 @@ import { BadRequest } from '@feathersjs/errors'
 import { getDispatch, setDispatch } from '@feathersjs/schema'
 import type { Resolver, ResolverStatus } from '@feathersjs/schema'
 import type { HookContext, NextFunction } from '../declarations.js'
-import { WirePage, WireRecord } from '../services/wire-pages.js'
+import { isRendered } from '../engine/rendered-answer.js'
 
 type Row = Record<string, any>
 
@@ -23,6 +23,7 @@ async function applyResolvers(resolvers: Resolver<any, HookContext>[], record: R
 /** One stored record as the API returns it: the result resolvers, then the external one (webhook payloads). */
 export const representRecord =
   (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) => async (record: Row, context: HookContext) => {
+    if (isRendered(record)) return record
     const resolved = await applyResolvers(resolvers, record, context)
     return external ? resolveRecord(external, resolved, context) : resolved
   }
@@ -89,8 +90,8 @@ export const resolveRecords =
   (resolvers: Resolver<any, HookContext>[], external?: Resolver<any, HookContext>) =>
   async (context: HookContext, next: NextFunction) => {
     await next()
-    // A wire page's or wire record's text was written by SQL that does what these resolvers do (wire-pages.ts).
-    if (context.result instanceof WirePage || context.result instanceof WireRecord) return
+    // Postgres wrote this answer in the API's shape already (src/engine/read-model.ts).
+    if (isRendered(context.result)) return
     if (resolvers.length > 0) context.result = await mapRecords(context.result, (record) => applyResolvers(resolvers, record, context))
     const result = context.result
     if (!external || !result || typeof result !== 'object') return

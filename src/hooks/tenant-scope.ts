@@ -121,7 +121,7 @@ export async function loadBefore(context: HookContext): Promise<Record<string, a
   if (context.params.before) return context.params.before
   const { id, service, params } = context
   const { organization_id } = params.query ?? {}
-  const before = await (service as any)._get(id, { ...params, query: { organization_id } }).catch((error: any) => {
+  const before = await (service as any).storedRow(id, { ...params, query: { organization_id } }).catch((error: any) => {
     if (error?.code === 404) throw new NotFound(`No record found for id '${id}'`)
     throw error
   })

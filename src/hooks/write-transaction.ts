@@ -149,7 +149,7 @@ function organizationsOf(context: HookContext): number[] | null {
 
 /** The stored row a patch is about to change (any organization: it is only used if the patch succeeds, in the caller's). */
 async function storedRecord(trx: Knex.Transaction, context: HookContext) {
-  return (context.self as any)._get(context.id, { transaction: { trx }, query: {} }).catch(() => undefined) as Promise<Record<string, any> | undefined>
+  return (context.self as any).storedRow(context.id, { transaction: { trx }, query: {} }).catch(() => undefined) as Promise<Record<string, any> | undefined>
 }
 
 /** The records the call answered with, as the API returns them, with the old values of what a patch changed. */

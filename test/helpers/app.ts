@@ -6,7 +6,6 @@ import type { Knex } from 'knex'
 import { createApp } from '../../src/app.js'
 import { MEMORY_DATABASE, migrate } from '../../src/db.js'
 import type { Application, Configuration } from '../../src/declarations.js'
-import { recordTextsOf } from '../../src/services/record-texts.js'
 
 export interface TestApp {
   app: Application
@@ -45,10 +44,7 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
 }
 
 /** Counts the SQL statements that run while fn runs (for the no-query-per-row tests). */
-export async function countQueries<T>(db: Knex, fn: () => Promise<T>, { keepTexts = false } = {}): Promise<{ result: T; count: number; sql: string[] }> {
-  // A wire page reads by key only the texts of records it does not keep (record-texts.ts): counted
-  // from nothing kept, a page's statements are the most it ever runs, whatever was read before.
-  if (!keepTexts) recordTextsOf(db).clear()
+export async function countQueries<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; count: number; sql: string[] }> {
   const sql: string[] = []
   const listener = (query: { sql: string }) => sql.push(query.sql)
   db.on('query', listener)

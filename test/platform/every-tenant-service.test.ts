@@ -4,7 +4,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { listFlags, registrationOf } from '../../src/services/tenant-resource.js'
+import { listFlags, registrationOf } from '../../src/engine/tenant-resource.js'
 import { MAX_IN_LIST } from '../../src/schemas.js'
 
 /**

@@ -3,9 +3,9 @@ import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import type { Logger } from 'pino'
 import type { Application } from '../../declarations.js'
 import { requestLog } from '../../logger.js'
-import { RecordService } from '../record-service.js'
-import type { JoinSpec } from '../joins.js'
-import { containsPattern } from '../like.js'
+import { RecordService } from '../../engine/record-service.js'
+import type { Relation } from '../../engine/read-model.js'
+import { containsPattern } from '../../engine/like.js'
 import { httpGeocoder } from './geocoder.js'
 import type { Geocoder } from './geocoder.js'
 import type {
@@ -27,11 +27,11 @@ const DEAL_STAGE =
   "(SELECT json_build_object('id', s.id, 'name', s.name) FROM pipeline_stages s " +
   'WHERE s.organization_id = deals.organization_id AND s.id = deals.pipeline_stage_id)'
 
-const user = (from: string, as: string, columns: string[]): JoinSpec =>
+const user = (from: string, as: string, columns: string[]): Relation =>
   ({ from, as, table: 'users', columns, computed: { full_name: FULL_NAME }, tenant: false })
 
 /** fastJoinForActivityList: the short forms, one query per relation for the whole page. */
-export const LIST_JOINS: JoinSpec[] = [
+export const LIST_JOINS: Relation[] = [
   user('created_by_user_id', 'created_by_user', ['id', 'full_name']),
   user('assigned_to_user_id', 'assigned_to_user', ['id', 'full_name']),
   { from: 'deal_id', as: 'deal', table: 'deals', columns: ['id', 'name'] },
@@ -40,7 +40,7 @@ export const LIST_JOINS: JoinSpec[] = [
 ]
 
 /** GET /activities/:id: the richer single-record forms. */
-export const SINGLE_JOINS: JoinSpec[] = [
+export const SINGLE_JOINS: Relation[] = [
   user('created_by_user_id', 'created_by_user', ['id', 'full_name', 'email']),
   user('assigned_to_user_id', 'assigned_to_user', ['id', 'full_name', 'email']),
   { from: 'deal_id', as: 'deal', table: 'deals', columns: ['id', 'name', 'stage'], computed: { stage: DEAL_STAGE } },

@@ -1,8 +1,8 @@
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
-import { containsPattern } from '../like.js'
+import { RecordService } from '../../engine/record-service.js'
+import { containsPattern } from '../../engine/like.js'
 import type { ActivityType, ActivityTypeData, ActivityTypePatch, ActivityTypeQuery } from './activity-types.schema.js'
 
 export type { ActivityType, ActivityTypeData, ActivityTypePatch, ActivityTypeQuery }

@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ActivityTypeService, getOptions } from './activity-types.class.js'
 import {
   BUILT_IN_ACTIVITY_TYPES, activityTypeDataSchema, activityTypeDataValidator, activityTypePatchSchema,

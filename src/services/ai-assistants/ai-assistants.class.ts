@@ -1,6 +1,6 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { AiAssistant, AiAssistantData, AiAssistantPatch, AiAssistantQuery } from './ai-assistants.schema.js'
 
 export type { AiAssistant, AiAssistantData, AiAssistantPatch, AiAssistantQuery }

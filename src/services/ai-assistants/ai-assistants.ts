@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { AiAssistantService, getOptions } from './ai-assistants.class.js'
 import {
   aiAssistantDataResolver, aiAssistantDataSchema, aiAssistantDataValidator, aiAssistantPatchResolver, aiAssistantPatchSchema, aiAssistantPatchValidator, aiAssistantQuerySchema, aiAssistantQueryValidator, aiAssistantSchema, checkToolKeys

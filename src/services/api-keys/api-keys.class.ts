@@ -1,7 +1,7 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { generateApiKey } from '../../authentication.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { ApiKey, ApiKeyData, ApiKeyPatch, ApiKeyQuery } from './api-keys.schema.js'
 
 export type { ApiKey, ApiKeyData, ApiKeyPatch, ApiKeyQuery }

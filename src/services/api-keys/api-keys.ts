@@ -1,6 +1,6 @@
 import type { Application, HookContext } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ApiKeyService, getOptions } from './api-keys.class.js'
 import {
   apiKeyDataSchema, apiKeyDataValidator, apiKeyExternalResolver, apiKeyPatchSchema, apiKeyPatchValidator,

@@ -1,6 +1,6 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { Automation, AutomationData, AutomationPatch, AutomationQuery } from './automations.schema.js'
 
 export type { Automation, AutomationData, AutomationPatch, AutomationQuery }

@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { AutomationService, getOptions } from './automations.class.js'
 import {
   automationDataResolver, automationDataSchema, automationDataValidator, automationPatchResolver, automationPatchSchema,

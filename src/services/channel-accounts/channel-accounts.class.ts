@@ -2,7 +2,7 @@ import { Conflict } from '@feathersjs/errors'
 import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import { PROVIDER_ID_FIELD } from './channel-accounts.schema.js'
 import type { ChannelAccount, ChannelAccountData, ChannelAccountPatch, ChannelAccountQuery } from './channel-accounts.schema.js'
 

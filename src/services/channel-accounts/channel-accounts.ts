@@ -3,7 +3,7 @@ import { newToken } from '../../authentication.js'
 import { fieldError, fieldErrors } from '../../hooks/errors.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
 import { channelSecretsKey, encryptSecret } from '../../channels/secrets.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ChannelAccountService, getOptions } from './channel-accounts.class.js'
 import {
   PROVIDER_ID_FIELD, channelAccountDataSchema, channelAccountDataValidator, channelAccountExternalResolver, channelAccountPatchSchema,

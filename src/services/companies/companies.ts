@@ -1,8 +1,8 @@
 import type { Application } from '../../declarations.js'
-import { byExternalId } from '../batch-writes.js'
-import { tenantResource } from '../tenant-resource.js'
-import { USER_SUMMARY } from '../joins.js'
-import type { JoinSpec } from '../joins.js'
+import { byExternalId } from '../../engine/batch-writes.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
+import { USER_SUMMARY } from '../../engine/read-model.js'
+import type { Relation } from '../../engine/read-model.js'
 import { CompanyService, getOptions } from './companies.class.js'
 import {
   companyDataResolver, companyDataSchema, companyDataValidator, companyExternalResolver, companyPatchResolver,
@@ -15,7 +15,7 @@ export * from './companies.class.js'
 export * from './companies.schema.js'
 
 /** fastJoinForCompanyList: who created the company and who owns it. */
-export const CREATOR_AND_OWNER: JoinSpec[] = [
+export const CREATOR_AND_OWNER: Relation[] = [
   { from: 'created_by_user_id', as: 'creator', table: 'users', columns: USER_SUMMARY, tenant: false },
   { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: USER_SUMMARY, tenant: false }
 ]

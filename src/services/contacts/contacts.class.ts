@@ -3,10 +3,10 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
-import { RecordService } from '../record-service.js'
-import { USER_SUMMARY } from '../joins.js'
-import type { JoinSpec } from '../joins.js'
-import { containsPattern } from '../like.js'
+import { RecordService } from '../../engine/record-service.js'
+import { USER_SUMMARY } from '../../engine/read-model.js'
+import type { Relation } from '../../engine/read-model.js'
+import { containsPattern } from '../../engine/like.js'
 import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
 
 export type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch }
@@ -68,7 +68,7 @@ function filledFields(primary: Record<string, any>, duplicates: Record<string, a
 }
 
 // A deleted company joins as null: its contacts stay, pointing at a company no longer shown.
-export const COMPANY_AND_OWNER: JoinSpec[] = [
+export const COMPANY_AND_OWNER: Relation[] = [
   { from: 'company_id', as: 'company', table: 'companies', columns: ['id', 'name'] },
   { from: 'owned_by_user_id', as: 'owner', table: 'users', columns: USER_SUMMARY, tenant: false }
 ]
@@ -130,15 +130,15 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
   private async nameGramPage(page: ContactSearch, gram: string, params: ContactParams) {
     const limit = page.$limit ?? 10
     const skip = page.$skip ?? 0
-    const rows = await this.ownStatement<Record<string, any>>('crm contact name grams', `SELECT c.*, t.total AS search_total
-       FROM (SELECT coalesce(sum(entries), 0) AS total FROM contact_name_gram_counts WHERE organization_id = $1 AND gram = $2) AS t
+    const { rows } = await this.dbOf(params).raw(`SELECT c.*, t.total AS search_total
+       FROM (SELECT coalesce(sum(entries), 0) AS total FROM contact_name_gram_counts WHERE organization_id = :organization AND gram = :gram) AS t
        LEFT JOIN LATERAL (
          SELECT contact_id, first_name, last_name FROM contact_name_grams
-         WHERE organization_id = $1 AND gram = $2
-         ORDER BY first_name, last_name, contact_id LIMIT $3 OFFSET $4
+         WHERE organization_id = :organization AND gram = :gram
+         ORDER BY first_name, last_name, contact_id LIMIT :limit OFFSET :skip
        ) AS p ON true
-       LEFT JOIN contacts AS c ON c.organization_id = $1 AND c.id = p.contact_id AND c.deleted_at IS NULL
-       ORDER BY p.first_name, p.last_name, p.contact_id`, [page.organization_id!, gram, limit, skip], params)
+       LEFT JOIN contacts AS c ON c.organization_id = :organization AND c.id = p.contact_id AND c.deleted_at IS NULL
+       ORDER BY p.first_name, p.last_name, p.contact_id`, { organization: page.organization_id!, gram, limit, skip })
     const total = Number(rows[0]?.search_total ?? 0)
     const data = rows.filter((row: Record<string, any>) => row.id != null)
     for (const row of data) delete row.search_total

@@ -1,8 +1,8 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
-import { byExternalId } from '../batch-writes.js'
-import { tenantResource } from '../tenant-resource.js'
+import { byExternalId } from '../../engine/batch-writes.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
 import {

@@ -2,7 +2,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
 import { fieldError } from '../../hooks/errors.js'
 import { isValidKey, typeOfExtension } from '../../storage/storage.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ConversationFileService, getOptions } from './conversation-files.class.js'
 import {
   conversationFileDataResolver, conversationFileDataSchema, conversationFileDataValidator, conversationFileQuerySchema,

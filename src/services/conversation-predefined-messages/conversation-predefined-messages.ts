@@ -1,6 +1,6 @@
 import type { Application } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { PredefinedMessageService, getOptions } from './conversation-predefined-messages.class.js'
 import {
   predefinedMessageDataResolver, predefinedMessageDataSchema, predefinedMessageDataValidator, predefinedMessagePatchSchema,

@@ -1,37 +1,27 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
-import type { JoinSpec } from '../joins.js'
-import { containsPattern } from '../like.js'
+import { RecordService } from '../../engine/record-service.js'
+import type { Relation } from '../../engine/read-model.js'
+import { containsPattern } from '../../engine/like.js'
 import type { Conversation, ConversationData, ConversationPatch, ConversationQuery } from './conversations.schema.js'
 
 export type { Conversation, ConversationData, ConversationPatch, ConversationQuery }
 export type ConversationParams = KnexAdapterParams<ConversationQuery>
 
-const CONTACT: JoinSpec = {
+const CONTACT: Relation = {
   from: 'contact_id', as: 'contact', table: 'contacts',
   columns: ['id', 'first_name', 'last_name', 'email', 'phone', 'avatar_url']
 }
-const PIPELINE_STAGE: JoinSpec = { from: 'pipeline_stage_id', as: 'pipeline_stage', table: 'pipeline_stages', columns: ['id', 'name'] }
+const PIPELINE_STAGE: Relation = { from: 'pipeline_stage_id', as: 'pipeline_stage', table: 'pipeline_stages', columns: ['id', 'name'] }
 
-/** The assignees of a page of conversations, {id, first_name, last_name} in the stored order: one query for the page. */
-async function attachAssignees(db: Knex, conversations: Record<string, any>[]) {
-  const ids = [...new Set(conversations.flatMap((conversation) => conversation.assignee_user_ids ?? []))]
-  const users: { id: number; first_name: string | null; last_name: string | null }[] = ids.length === 0
-    ? []
-    : await db('users').select('id', 'first_name', 'last_name').whereIn('id', ids)
-  const byId = new Map(users.map((user) => [user.id, user]))
-  for (const conversation of conversations) {
-    conversation.assignees = (conversation.assignee_user_ids ?? []).map((id: number) => byId.get(id)).filter(Boolean)
-  }
-  return conversations
-}
+/** The assignees, {id, first_name, last_name}, in the stored order. */
+const ASSIGNEES: Relation = { as: 'assignees', table: 'users', columns: ['id', 'first_name', 'last_name'], tenant: false, listedIn: 'assignee_user_ids' }
 
 /** fastJoinForConversationList: contact and assignees. */
-export const LIST_JOINS = [CONTACT, attachAssignees]
+export const LIST_JOINS = [CONTACT, ASSIGNEES]
 /** GET /conversations/:id: contact, assignees and pipeline stage. */
-export const RECORD_JOINS = [CONTACT, attachAssignees, PIPELINE_STAGE]
+export const RECORD_JOINS = [CONTACT, ASSIGNEES, PIPELINE_STAGE]
 
 /** The list filters that are not columns: they become conditions of the list's statement. */
 interface DerivedFilters {

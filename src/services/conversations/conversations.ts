@@ -2,7 +2,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { deferEvent } from '../../hooks/deferred-events.js'
 import { fieldError } from '../../hooks/errors.js'
 import { databaseOf, loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ConversationService, LIST_JOINS, RECORD_JOINS, getOptions } from './conversations.class.js'
 import {
   DEFAULT_AI_CONTEXT, conversationDataSchema, conversationDataValidator, conversationPatchSchema, conversationPatchValidator,

@@ -1,6 +1,6 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { CustomField, CustomFieldData, CustomFieldPatch, CustomFieldQuery } from './custom-fields.schema.js'
 
 export type { CustomField, CustomFieldData, CustomFieldPatch, CustomFieldQuery }

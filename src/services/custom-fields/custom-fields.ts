@@ -1,7 +1,7 @@
 import { BadRequest, Conflict } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore, databaseOf } from '../../hooks/tenant-scope.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { CustomFieldService, getOptions } from './custom-fields.class.js'
 import {
   SELECT_TYPES, customFieldDataResolver, customFieldDataSchema, customFieldDataValidator,

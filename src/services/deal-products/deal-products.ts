@@ -1,6 +1,6 @@
 import type { Application } from '../../declarations.js'
-import { byExternalId } from '../batch-writes.js'
-import { tenantResource } from '../tenant-resource.js'
+import { byExternalId } from '../../engine/batch-writes.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { checkAmounts } from '../deals/money.js'
 import { DealProductService, getOptions } from './deal-products.class.js'
 import {

@@ -1,9 +1,9 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
-import { byExternalId } from '../batch-writes.js'
+import { byExternalId } from '../../engine/batch-writes.js'
 import { oncePerCall } from '../../hooks/per-call.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { checkAmounts } from './money.js'
 import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
 import {

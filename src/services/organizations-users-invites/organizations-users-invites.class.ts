@@ -8,9 +8,8 @@ import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
 import { hashToken, newToken } from '../../authentication.js'
 import { passwordMatches } from '../users/users.class.js'
 import type { UserParams } from '../users/users.class.js'
-import { RecordService } from '../record-service.js'
-import { attachRelations } from '../joins.js'
-import type { JoinSpec } from '../joins.js'
+import { RecordService } from '../../engine/record-service.js'
+import type { Relation } from '../../engine/read-model.js'
 import type { Invitation, InvitationAccept, InvitationData, InvitationQuery } from './organizations-users-invites.schema.js'
 
 export type { Invitation, InvitationAccept, InvitationData, InvitationQuery }
@@ -20,7 +19,7 @@ const TABLE = 'organizations_users_invites'
 
 export const INVALID_TOKEN_MESSAGE = 'The invitation token is invalid, has already been used or has expired'
 
-const JOINS: JoinSpec[] = [
+export const INVITATION_JOINS: Relation[] = [
   { from: 'organization_id', as: 'organization', table: 'organizations', columns: ['id', 'name'], tenant: false },
   { from: 'created_by_user_id', as: 'created_by_user', table: 'users', columns: ['id', 'email', 'first_name', 'last_name'], tenant: false }
 ]
@@ -58,16 +57,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
     if (status === 'accepted') builder.where(`${TABLE}.status`, 'accepted')
     if (status === 'pending') builder.where(`${TABLE}.status`, 'pending').where(`${TABLE}.expires_at`, '>', this.knex.fn.now())
     if (status === 'expired') builder.where(`${TABLE}.status`, 'pending').where(`${TABLE}.expires_at`, '<=', this.knex.fn.now())
-    const page = await super._find({ ...params, query, knex: builder } as any)
-    await attachRelations(this.knex, page.data, JOINS)
-    return page
-  }
-
-  async get(id: Id, params: InvitationParams = {}) {
-    // The tenant hook has loaded the record already (to check the caller's role in its organization).
-    const invitation = (params.before as Invitation | undefined) ?? (await super._get(id, params))
-    await attachRelations(this.knex, [invitation], JOINS)
-    return invitation
+    return super._find({ ...params, query, knex: builder } as any)
   }
 
   // `any` only to match the adapter's overloads (which include arrays); the hooks validated one InvitationData.
@@ -123,7 +113,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   /** Revokes a pending invitation (soft delete); its token stops working at once. */
   async remove(id: NullableId, params: InvitationParams = {}): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Revoke one invitation at a time')
-    const before = params.before ?? (await super._get(id, params))
+    const before = params.before ?? (await this.storedRow(id, params))
     // status = 'pending' in the statement itself: a concurrent acceptance holds the row lock,
     // and once it commits this statement finds the row accepted and changes nothing.
     const [revoked] = await this.dbOf(params)(TABLE)

@@ -1,9 +1,9 @@
 import { BadRequest, Forbidden, NotFound } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { mail } from '../../mail/index.js'
-import { InvitationService, getOptions } from './organizations-users-invites.class.js'
+import { INVITATION_JOINS, InvitationService, getOptions } from './organizations-users-invites.class.js'
 import {
   invitationAcceptSchema, invitationAcceptValidator, invitationDataResolver, invitationDataSchema,
   invitationDataValidator, invitationExternalResolver, invitationQuerySchema, invitationQueryValidator,
@@ -88,6 +88,9 @@ export const invitation = (app: Application) => {
     schemas: { result: invitationSchema, data: invitationDataSchema, patch: invitationAcceptSchema, query: invitationQuerySchema },
     validators: { query: invitationQueryValidator, data: invitationDataValidator, patch: invitationAcceptValidator },
     resolvers: { result: [invitationResolver], external: invitationExternalResolver, data: invitationDataResolver },
+    // A pending invitation past its expiry reads as expired (as invitationResolver says for written ones).
+    computed: { status: `CASE WHEN p.status = 'pending' AND p.expires_at <= now() THEN 'expired' ELSE p.status END` },
+    joins: { list: INVITATION_JOINS, record: INVITATION_JOINS },
     roles: { all: ['owner', 'admin'] },
     // Accepting joins the key's user to another organization: people only.
     refuseApiKeys: ['patch'],

@@ -3,8 +3,7 @@ import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
-import { RecordService } from '../record-service.js'
-import { attachRelations } from '../joins.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { Membership, MembershipPatch, MembershipQuery } from './organizations-users.schema.js'
 
 export type { Membership, MembershipPatch, MembershipQuery }
@@ -45,7 +44,7 @@ export class MembershipService extends RecordService<Membership, never, Membersh
     change: (trx: any, current: Membership) => Promise<Membership>,
     newRole?: string
   ) {
-    const current = params.before as Membership ?? (await super._get(id!, params))
+    const current = params.before as Membership ?? (await this.storedRow(id!, params))
     const callerRole = params.caller?.roles.get(current.organization_id)
     if ((current.role === 'owner' || newRole === 'owner') && callerRole !== 'owner' && !params.system) {
       throw new Forbidden(FORBIDDEN_MESSAGE)
@@ -61,8 +60,9 @@ export class MembershipService extends RecordService<Membership, never, Membersh
       }
       return change(trx, current)
     })
-    await attachRelations(this.dbOf(params), [result], USER_JOIN)
-    return result
+    // A write answers with the member's user, as reads do.
+    const user = await this.dbOf(params)('users').select(USER_JOIN[0].columns).where({ id: result.user_id }).first()
+    return { ...result, user: user ?? null }
   }
 }
 

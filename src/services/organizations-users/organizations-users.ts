@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { MembershipService, USER_JOIN, getOptions } from './organizations-users.class.js'
 import {
   membershipPatchSchema, membershipPatchValidator, membershipQuerySchema,

@@ -27,7 +27,7 @@ const scopeToOwnOrganizations = async (context: HookContext<OrganizationService>
   if (context.method === 'create') return context
   context.params.query = { ...context.params.query, id: { $in: accessibleOrganizations(caller) } } as any
   if (context.method === 'patch') {
-    await context.service._get(context.id!, context.params as any)
+    await context.service.storedRow(context.id!, context.params as any)
     const role = caller.roles.get(Number(context.id))
     if (role !== 'owner' && role !== 'admin') throw new Forbidden(FORBIDDEN_MESSAGE)
   }

@@ -1,7 +1,7 @@
 import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import { inBoardOrder, refuseWhileDealsUse } from '../pipelines/pipelines.class.js'
 import type { PipelineStage, PipelineStageData, PipelineStagePatch, PipelineStageQuery } from './pipeline-stages.schema.js'
 
@@ -17,7 +17,7 @@ export class PipelineStageService extends RecordService<PipelineStage, PipelineS
   async _remove(id: NullableId, params: PipelineStageParams = {}): Promise<any> {
     return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineStageParams
-      if (id !== null) await refuseWhileDealsUse(trx, await this._get(id, scoped), 'pipeline_stage_id', 'stage')
+      if (id !== null) await refuseWhileDealsUse(trx, await this.storedRow(id, scoped), 'pipeline_stage_id', 'stage')
       return super._remove(id, scoped)
     })
   }

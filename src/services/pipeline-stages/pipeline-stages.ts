@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { PipelineStageService, getOptions } from './pipeline-stages.class.js'
 import {
   pipelineStageDataSchema, pipelineStageDataValidator, pipelineStagePatchSchema, pipelineStagePatchValidator,

@@ -3,7 +3,7 @@ import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { Pipeline, PipelineData, PipelinePatch, PipelineQuery } from './pipelines.schema.js'
 
 export type { Pipeline, PipelineData, PipelinePatch, PipelineQuery }
@@ -45,7 +45,7 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
     return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
       if (id !== null && data.type !== undefined && data.type !== 'deal') {
-        const pipeline = await this._get(id, scoped)
+        const pipeline = await this.storedRow(id, scoped)
         if (pipeline.type === 'deal') await refuseWhileDealsUse(trx, pipeline, 'pipeline_id', 'pipeline')
       }
       return super._patch(id, data, scoped)
@@ -56,7 +56,7 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
   async _remove(id: NullableId, params: PipelineParams = {}): Promise<any> {
     return this.dbOf(params).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
-      if (id !== null) await refuseWhileDealsUse(trx, await this._get(id, scoped), 'pipeline_id', 'pipeline')
+      if (id !== null) await refuseWhileDealsUse(trx, await this.storedRow(id, scoped), 'pipeline_id', 'pipeline')
       return super._remove(id, scoped)
     })
   }

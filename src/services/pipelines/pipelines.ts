@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { PipelineService, getOptions } from './pipelines.class.js'
 import {
   pipelineDataSchema, pipelineDataValidator, pipelinePatchSchema, pipelinePatchValidator, pipelineQuerySchema,

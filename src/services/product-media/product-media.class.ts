@@ -5,9 +5,9 @@ import type { Knex } from 'knex'
 import { nanoid } from 'nanoid'
 import type { Application } from '../../declarations.js'
 import { requestLog } from '../../logger.js'
-import { RecordService } from '../record-service.js'
-import type { RecordServiceOptions } from '../record-service.js'
-import type { JoinSpec } from '../joins.js'
+import { RecordService } from '../../engine/record-service.js'
+import type { RecordServiceOptions } from '../../engine/record-service.js'
+import type { Relation } from '../../engine/read-model.js'
 import { mediaTypeList } from '../../storage/index.js'
 import { requireAcceptedType } from '../../storage/receive.js'
 import type {
@@ -31,7 +31,7 @@ declare module '@feathersjs/feathers' {
   }
 }
 
-export const PRODUCT: JoinSpec = { from: 'product_id', as: 'product', table: 'products', columns: ['id', 'name'] }
+export const PRODUCT: Relation = { from: 'product_id', as: 'product', table: 'products', columns: ['id', 'name'] }
 const PURGE_BATCH = 100
 
 /** A name safe to store and to show: no directories, control characters or characters file systems reject. */
@@ -165,6 +165,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
 
   /** Starts the background purge with the app (MEDIA_PURGE_INTERVAL_S; 0 turns it off). */
   async setup() {
+    await super.setup()
     const intervalS = this.app.get('mediaPurgeIntervalS')
     if (!intervalS) return
     this.timer = setInterval(() => {

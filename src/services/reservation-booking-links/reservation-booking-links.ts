@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { BookingLinkService, getOptions } from './reservation-booking-links.class.js'
 import {
   bookingLinkDataResolver, bookingLinkDataSchema, bookingLinkDataValidator, bookingLinkPatchResolver, bookingLinkPatchSchema, bookingLinkPatchValidator, bookingLinkQuerySchema, bookingLinkQueryValidator, bookingLinkSchema, checkServiceIds

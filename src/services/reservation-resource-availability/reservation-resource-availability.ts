@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ReservationAvailabilityService, getOptions } from './reservation-resource-availability.class.js'
 import {
   checkWindow, reservationAvailabilityDataSchema, reservationAvailabilityDataValidator, reservationAvailabilityPatchSchema, reservationAvailabilityPatchValidator, reservationAvailabilityQuerySchema, reservationAvailabilityQueryValidator, reservationAvailabilitySchema

@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ReservationExceptionService, getOptions } from './reservation-resource-exceptions.class.js'
 import {
   checkExceptionTimes, reservationExceptionDataSchema, reservationExceptionDataValidator, reservationExceptionPatchSchema, reservationExceptionPatchValidator, reservationExceptionQuerySchema, reservationExceptionQueryValidator, reservationExceptionSchema

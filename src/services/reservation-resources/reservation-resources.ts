@@ -1,6 +1,6 @@
 import type { Application } from '../../declarations.js'
 import { checkTimeZone } from '../../hooks/time-zone.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ReservationResourceService, getOptions } from './reservation-resources.class.js'
 import {
   checkPersonUser, reservationResourceDataSchema, reservationResourceDataValidator, reservationResourcePatchSchema, reservationResourcePatchValidator, reservationResourceQuerySchema, reservationResourceQueryValidator, reservationResourceSchema

@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ReservationServiceResourceService, getOptions } from './reservation-service-resources.class.js'
 import {
   reservationServiceResourceDataSchema, reservationServiceResourceDataValidator, reservationServiceResourcePatchSchema, reservationServiceResourcePatchValidator, reservationServiceResourceQuerySchema, reservationServiceResourceQueryValidator, reservationServiceResourceSchema

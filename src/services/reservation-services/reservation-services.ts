@@ -1,7 +1,7 @@
 import type { Application } from '../../declarations.js'
 import { checkTimeZone } from '../../hooks/time-zone.js'
 import { checkAmounts } from '../deals/money.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { ReservationServiceService, getOptions } from './reservation-services.class.js'
 import {
   reservationServiceDataResolver, reservationServiceDataSchema, reservationServiceDataValidator, reservationServicePatchSchema, reservationServicePatchValidator, reservationServiceQuerySchema, reservationServiceQueryValidator, reservationServiceSchema

@@ -3,9 +3,9 @@ import type { Id, NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
-import { RecordService } from '../record-service.js'
-import type { JoinSpec } from '../joins.js'
-import { containsPattern } from '../like.js'
+import { RecordService } from '../../engine/record-service.js'
+import type { Relation } from '../../engine/read-model.js'
+import { containsPattern } from '../../engine/like.js'
 import { checkPartySize, loadServiceContext, needsFor } from '../../reservations/slot-data.js'
 import { holdUnits, releaseUnits } from '../../reservations/hold.js'
 import { ACTIVE_STATUSES, FINAL_STATUSES, STATUS_MOVES } from './reservations.schema.js'
@@ -26,7 +26,7 @@ declare module '@feathersjs/feathers' {
   }
 }
 
-export const RELATIONS: JoinSpec[] = [
+export const RELATIONS: Relation[] = [
   { from: 'contact_id', as: 'contact', table: 'contacts', columns: ['id', 'first_name', 'last_name', 'email', 'phone'] },
   { from: 'service_id', as: 'service', table: 'reservation_services', columns: ['id', 'name', 'duration_minutes'] },
   { from: 'resource_id', as: 'resource', table: 'reservation_resources', columns: ['id', 'name'] }

@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { RELATIONS, ReservationService, getOptions } from './reservations.class.js'
 import {
   reservationDataResolver, reservationDataSchema, reservationDataValidator, reservationExternalResolver, reservationPatchSchema,

@@ -4,7 +4,7 @@ import type { Application } from '../../declarations.js'
 import { idOfPath } from '../../hooks/custom-method-id.js'
 import { enqueueJob } from '../../outbox/index.js'
 import { WEBHOOK_TOPIC, orderingKeyOf } from '../../webhooks/events.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { WebhookDelivery, WebhookDeliveryQuery } from './webhook-deliveries.schema.js'
 
 export type { WebhookDelivery, WebhookDeliveryQuery }

@@ -1,7 +1,7 @@
 import type { Application } from '../../declarations.js'
 import { customMethodId } from '../../hooks/custom-method-id.js'
 import { webhookDeliveries } from '../../webhooks/delivery.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { WebhookDeliveryService, getOptions } from './webhook-deliveries.class.js'
 import {
   webhookDeliveryQuerySchema, webhookDeliveryQueryValidator, webhookDeliveryRedeliverSchema, webhookDeliveryRedeliverValidator, webhookDeliverySchema

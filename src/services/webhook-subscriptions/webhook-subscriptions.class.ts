@@ -2,7 +2,7 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { idOfPath } from '../../hooks/custom-method-id.js'
 import { newSecret } from '../../webhooks/sender.js'
-import { RecordService } from '../record-service.js'
+import { RecordService } from '../../engine/record-service.js'
 import type { WebhookSubscription, WebhookSubscriptionData, WebhookSubscriptionPatch, WebhookSubscriptionQuery } from './webhook-subscriptions.schema.js'
 
 export type { WebhookSubscription, WebhookSubscriptionData, WebhookSubscriptionPatch, WebhookSubscriptionQuery }

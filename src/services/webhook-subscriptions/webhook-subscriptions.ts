@@ -2,7 +2,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
 import { customMethodId } from '../../hooks/custom-method-id.js'
 import { webhookDeliveries } from '../../webhooks/delivery.js'
-import { tenantResource } from '../tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
 import { WebhookSubscriptionService, getOptions } from './webhook-subscriptions.class.js'
 import {
   webhookSubscriptionDataResolver, webhookSubscriptionDataSchema, webhookSubscriptionDataValidator, webhookSubscriptionExternalResolver,

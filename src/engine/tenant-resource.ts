@@ -12,19 +12,15 @@ import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
-import { mapRecords, representRecord, resolveRecords } from '../hooks/resolve-records.js'
+import { hidden, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
-import { databaseOf } from '../hooks/tenant-scope.js'
 import { MAX_IN_LIST, RecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
-import { definitionsFor, storeCustomFieldValues, valueProblem } from './custom-fields/custom-field-values.js'
-import type { CustomFieldDefinition } from './custom-fields/custom-field-values.js'
-import type { CustomFieldEntity } from './custom-fields/custom-fields.schema.js'
+import { definitionsFor, storeCustomFieldValues, valueProblem } from '../services/custom-fields/custom-field-values.js'
+import type { CustomFieldDefinition } from '../services/custom-fields/custom-field-values.js'
+import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
 import type { CustomFieldFilter } from './record-service.js'
-import { joinedInline } from './record-service.js'
-import { attachRelations } from './joins.js'
-import { answerAsWire, wireRequests, wireShapeOf } from './wire-pages.js'
-import type { JoinSpec } from './joins.js'
+import type { Relation } from './read-model.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
 import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
 import type { BatchDeclaration } from './batch-writes.js'
@@ -32,9 +28,6 @@ import type { BatchDeclaration } from './batch-writes.js'
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
 type WriteMethod = 'create' | 'patch' | 'remove'
 type Middleware = (ctx: any, next: () => Promise<unknown>) => Promise<unknown>
-
-/** Related records attached to read results: a batch-loading join, or a loader of its own (e.g. a deal's products). */
-export type Relation = JoinSpec | ((db: Knex, rows: Record<string, any>[]) => Promise<unknown>)
 
 /** A custom method (POST /<path> with X-Service-Method: <name>). */
 export interface CustomMethod {
@@ -83,6 +76,11 @@ export interface TenantResourceOptions {
    * refuse a malformed one.
    */
   tokenCalls?: { matches: (context: HookContext) => boolean; scope: ResourceHook }
+  /**
+   * Properties of the result computed in SQL over the stored row (alias p), for every read: the
+   * SQL itself, or a function of the app's configuration giving it.
+   */
+  computed?: Record<string, string | ((app: Application) => string)>
   /** Custom-field values written through the body (custom_fields_by_name or _by_key). */
   customFields?: { entity: CustomFieldEntity; by: 'name' | 'key' }
   /**
@@ -174,7 +172,7 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
 function selectedFields(options: TenantResourceOptions) {
   const fields = new Set(Object.keys(options.schemas.result.properties))
   const relations = [...(options.joins?.list ?? []), ...(options.joins?.record ?? [])]
-  const joined = new Set(relations.flatMap((relation) => (typeof relation === 'function' ? [] : [relation.as])))
+  const joined = new Set(relations.map((relation) => relation.as))
   return (context: HookContext) => {
     const query = context.params.query as Record<string, unknown> | undefined
     if (!query || query.$select === undefined) return
@@ -217,55 +215,26 @@ function takeCustomFieldQuery(context: HookContext, query: Record<string, unknow
   return kept
 }
 
-/** Trims what a call answers to the $select fields (and id), records of a page included. */
-const selectFields = async (context: HookContext, next: NextFunction) => {
-  await next()
-  const fields = context.params.selectFields
-  if (!fields) return
-  const keep = ['id', ...fields]
-  const pick = async (record: Record<string, any>) => {
-    const picked: Record<string, any> = {}
-    for (const field of keep) if (field in record) picked[field] = record[field]
-    return picked
-  }
-  context.result = await mapRecords(context.result, pick)
-  if (context.dispatch) context.dispatch = await mapRecords(context.dispatch, pick)
-}
-
-/**
- * A list that attaches relations of its own rows only (no loader of its own) tells the service
- * which (params.listJoins): a RecordService then reads them in the page's own statement.
- */
-function offerListJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
-  const specs = joins.list?.every((relation) => typeof relation !== 'function') ? (joins.list as JoinSpec[]) : undefined
-  return (context) => {
-    if (specs && listJoined(joins, context)) context.params.listJoins = specs
-  }
-}
-
 /** A find attaches the list relations: always, or when its flag asks for them. */
 const listJoined = (joins: NonNullable<TenantResourceOptions['joins']>, context: HookContext) =>
   Boolean(joins.list) && (!joins.flag || Boolean(context.params.joinList))
 
-/** Attaches the declared relations to what find and get answer, a constant number of queries per page. */
-function attachJoins(joins: NonNullable<TenantResourceOptions['joins']>): ResourceHook {
-  const attach = async (db: Knex, rows: Record<string, any>[], relations: Relation[]) => {
-    const specs = relations.filter((relation): relation is JoinSpec => typeof relation !== 'function')
-    const loaders = relations.filter((relation) => typeof relation === 'function') as Exclude<Relation, JoinSpec>[]
-    await Promise.all([attachRelations(db, rows, specs), ...loaders.map((load) => load(db, rows))])
-  }
-  return async (context) => {
-    const result = context.result as any
-    // Inside the call's transaction, when it runs in one (it may hold the only connection).
-    const db = databaseOf(context)
-    if (context.method === 'find') {
-      if (joinedInline.has(result)) return
-      if (listJoined(joins, context)) await attach(db, result.data ?? result, joins.list!)
-    } else if (joins.record) {
-      await attach(db, [result], joins.record)
-    } else if (context.params.joinList && joins.list) {
-      await attach(db, [result], joins.list)
+/**
+ * The last before hook of find and get: the relations the read attaches (read in its own
+ * statement), and whether the answer may go out as the text Postgres wrote: only to the REST
+ * request's own call of a method nothing runs after (set last, so no earlier hook that copied
+ * the params to call another service carries it).
+ */
+function readShape(joins: TenantResourceOptions['joins'], afterHooks: Set<string>): ResourceHook {
+  return (context) => {
+    const { params, method } = context
+    if (joins) {
+      const relations = method === 'find'
+        ? (listJoined(joins, context) ? joins.list : undefined)
+        : joins.record ?? (params.joinList ? joins.list : undefined)
+      if (relations) params.relations = relations
     }
+    if (params.provider === 'rest' && !afterHooks.has(method)) params.rendered = true
   }
 }
 
@@ -284,7 +253,7 @@ function filterCustomFields(entity: CustomFieldEntity): ResourceHook {
     for (const [name, condition] of Object.entries(input)) {
       const definition = definitions.get(name)
       if (!definition) throw fieldError(`${CUSTOM_FIELD_FILTER}${name}`, 'is not a custom field name of this organization')
-      filters.push(...customFieldConditions(definition, condition, organizationId))
+      filters.push(...customFieldConditions(definition, condition))
     }
     context.params.customFieldFilters = filters
   }
@@ -302,7 +271,7 @@ function coerceFilterValue(definition: CustomFieldDefinition, value: unknown) {
 }
 
 /** The conditions of one custom-field filter: a containment (equality, $in) and/or a range. */
-function customFieldConditions(definition: CustomFieldDefinition, condition: unknown, organizationId: number): CustomFieldFilter[] {
+function customFieldConditions(definition: CustomFieldDefinition, condition: unknown): CustomFieldFilter[] {
   const field = `${CUSTOM_FIELD_FILTER}${definition.name}`
   const multiselect = definition.field_type === 'multiselect'
   // A multiselect value matches when it holds the option asked for.
@@ -332,8 +301,7 @@ function customFieldConditions(definition: CustomFieldDefinition, condition: unk
     }
   }
   if (comparisons.length > 0) {
-    const column = definition.field_type === 'number' ? 'number_value' : 'date_value'
-    filters.push({ organizationId, key: definition.key, column, comparisons })
+    filters.push({ key: definition.key, type: definition.field_type === 'number' ? 'number' : 'date', comparisons })
   }
   return filters
 }
@@ -377,15 +345,15 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   if (service.options && 'Model' in service.options) {
     service.options.filterable = filterableColumns(schemas.query, flags)
   }
-  // Pages answered as JSON Postgres writes, where SQL can do what the resolvers do and every list
-  // relation can be read in the page's statement (wire-pages.ts).
-  const wire = options.methods.includes('find') && service.options && 'Model' in service.options && !options.after?.find &&
-    !options.joins?.list?.some((relation) => typeof relation === 'function')
-    ? wireShapeOf(options.resolvers?.result ?? [], options.resolvers?.external)
-    : undefined
-  if (wire) service.options.wire = wire
-  // A read by id may come back as wire text too where nothing after the method reads the record.
-  const wireGets = Boolean(wire && options.methods.includes('get') && !options.after?.get && !options.joins?.record)
+  if (service.options && 'Model' in service.options) {
+    const { computed } = options
+    service.options.read = {
+      schema: schemas.result,
+      customFields: options.customFields,
+      hidden: hiddenBy(options.resolvers?.external),
+      computed: computed && Object.fromEntries(Object.entries(computed).map(([name, sql]) => [name, typeof sql === 'function' ? sql(app) : sql]))
+    }
+  }
   const references = options.references ? verifyReferences(options.references) : undefined
   const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by) : undefined
   const rules = options.rules ?? {}
@@ -410,9 +378,11 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-resource',
+    // What reads attach and how writes are represented: the differential tests read both back.
+    declaration: { joins: options.joins, resolvers: options.resolvers },
     refusesApiKeys: options.refuseApiKeys ?? false,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
-    koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(wire ? [wireRequests(wireGets)] : []), ...(options.koa?.before ?? [])] },
+    koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(options.koa?.before ?? [])] },
     docs: {
       description: options.description,
       ...options.docs,
@@ -435,15 +405,15 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   const patchMany = options.multiPatch
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
+  const shape = readShape(options.joins, new Set(Object.keys(options.after ?? {})))
   const before: Record<string, ResourceHook[]> = {
     all: [validateQueries(options, flags), bodyOf(Boolean(batchWrites)), scopeFor(options)],
     find: [
       ...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []),
       ...(rules.find ?? []),
-      ...(options.joins ? [offerListJoins(options.joins)] : []),
-      ...(wire ? [answerAsWire] : [])
+      shape
     ],
-    get: [...(rules.get ?? []), ...(wireGets ? [answerAsWire] : [])],
+    get: [...(rules.get ?? []), shape],
     create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
     remove: rules.remove ?? []
@@ -454,11 +424,6 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   if (batchWrites) Object.assign(before, batchWrites.before)
 
   const after: Record<string, ResourceHook[]> = {}
-  if (options.joins) {
-    const joins = attachJoins(options.joins)
-    after.find = [joins]
-    after.get = [joins]
-  }
   for (const [method, hooks] of Object.entries(options.after ?? {})) after[method] = [...(after[method] ?? []), ...(hooks ?? [])]
   if (batchWrites) {
     // A batch create runs the resource's after rules once per record written.
@@ -470,12 +435,20 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), options.alsoChanges)
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), selectFields, ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+      all: [authenticationFor(options), ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
     },
     before: before as any,
     after: after as any
   })
 }
+
+/** The properties an external resolver never sends. */
+const hiddenBy = (external?: Resolver<any, HookContext>) =>
+  external ? Object.entries(external.options.properties as Record<string, unknown>).filter(([, property]) => property === hidden).map(([name]) => name) : []
+
+/** A tenant resource's joins and resolvers, as it declared them. */
+export const declarationOf = (app: Application, path: string): Pick<TenantResourceOptions, 'joins' | 'resolvers'> | undefined =>
+  (feathersCore.getServiceOptions(app.service(path as any)) as any)?.declaration
 
 /** How a service was registered: the hostile-input tests cover every tenant service by this mark. */
 export const registrationOf = (app: Application, path: string): 'tenant-resource' | 'tenant-operation' | undefined =>

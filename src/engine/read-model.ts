@@ -1,0 +1,196 @@
+import type { Knex } from 'knex'
+import type { TObject } from '@feathersjs/typebox'
+import type { CustomFieldAddressing } from '../services/custom-fields/custom-field-values.js'
+import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
+import { ISO_TIMESTAMP, columnsOf, quote, renderedColumn } from './catalog.js'
+
+/**
+ * The read model of a resource: how Postgres writes its records in their external shape, so that
+ * every list and read by id is one statement whose answer Node passes through as text (as
+ * PostgREST answers). It is built from the resource's declaration: the result schema says which
+ * columns leave the service (a column outside it is never selected), the relations and custom
+ * fields say what is joined, and the table's column types say how each value is written.
+ */
+
+/** A related record (or records) a read attaches under `as`. */
+export interface Relation {
+  as: string
+  table: string
+  /** The related record's fields: columns of `table`, or names of `computed`. */
+  columns: string[]
+  /** Fields computed in SQL over the related row (alias r), e.g. a full name. */
+  computed?: Record<string, string>
+  /** A tenant table is joined within the record's organization only; users are global. */
+  tenant?: boolean
+  /** A deleted related row joins too (by default it joins as null, or is left out of a list). */
+  withDeleted?: boolean
+  /** One related record: the column of the record holding its id. */
+  from?: string
+  /** The related records pointing at the record: the column of `table` holding the record's id, in id order. */
+  many?: string
+  /** The related records whose ids the record lists: its integer array column, in the array's order. */
+  listedIn?: string
+}
+
+/** Custom-field values sent under their names (or keys), from the record's custom_fields column. */
+export interface CustomFieldsOutput {
+  entity: CustomFieldEntity
+  by: CustomFieldAddressing
+}
+
+export interface ReadModelDeclaration {
+  table: string
+  /** The record as the API sends it: its properties are what a read selects (absent: every column). */
+  schema?: TObject
+  softDelete: boolean
+  customFields?: CustomFieldsOutput
+  /** Properties computed in SQL over the record's row (alias p). */
+  computed?: Record<string, string>
+  /** Properties of the schema that are never sent (a hash kept for lookups). */
+  hidden?: string[]
+}
+
+/** What one read asks besides its rows: the relations to attach and the fields to keep. */
+export interface ReadShape {
+  relations?: Relation[]
+  /** $select: only these properties (and id). */
+  select?: string[]
+}
+
+export const customFieldsProperty = (by: CustomFieldAddressing) => `custom_fields_by_${by}`
+
+
+/**
+ * Statements take `db`, the connection they will run on (a call's transaction, or the pool): the
+ * catalogue is read there the first time, since inside a transaction on the embedded database it
+ * is the only connection.
+ */
+export class ReadModel {
+  constructor(
+    private readonly base: Knex,
+    readonly declaration: ReadModelDeclaration
+  ) {}
+
+  get table() {
+    return this.declaration.table
+  }
+
+  /** Reads the database's catalogue, so that no request pays for it. */
+  async prepare(): Promise<void> {
+    await columnsOf(this.base, this.table)
+  }
+
+  /**
+   * The select list writing a record of the rows aliased `p` in its external shape: every
+   * property of the schema that is a column, computed, custom fields or a relation asked for.
+   */
+  async projection(db: Knex, shape: ReadShape = {}): Promise<string> {
+    const { schema, computed = {}, customFields, hidden = [] } = this.declaration
+    const columns = new Map((await columnsOf(this.base, this.table, db)).map((column) => [column.name, column]))
+    const kept = (name: string) => !hidden.includes(name) && (!shape.select || name === 'id' || shape.select.includes(name))
+    const members: string[] = []
+    for (const name of schema ? Object.keys(schema.properties) : columns.keys()) {
+      if (!kept(name)) continue
+      const column = columns.get(name)
+      if (name in computed) members.push(`${computed[name]} AS ${quote(name)}`)
+      else if (column) members.push(`${renderedColumn(column, `p.${quote(name)}`)} AS ${quote(name)}`)
+      else if (customFields && name === customFieldsProperty(customFields.by)) members.push(`${customFieldsSql(customFields)} AS ${quote(name)}`)
+    }
+    for (const relation of shape.relations ?? []) {
+      if (kept(relation.as)) members.push(`${await relationSql(this.base, db, relation)} AS ${quote(relation.as)}`)
+    }
+    return members.join(', ')
+  }
+
+  /**
+   * One page as the list envelope {total, limit, skip, data}, in one statement: `rows` is the
+   * page's rows in order (limit and offset applied), `total` a statement of one number.
+   */
+  async page(db: Knex, rows: Knex.QueryBuilder, total: Knex.QueryBuilder, page: { limit?: number; skip: number }, shape: ReadShape): Promise<Knex.Raw> {
+    const projection = await this.projection(db, shape)
+    return db.raw(
+      `SELECT json_build_object('total', (?), 'limit', ?::int, 'skip', ?::int, 'data', ${dataOf(projection)})::text AS answer`,
+      [total, page.limit ?? null, page.skip, rows]
+    )
+  }
+
+  /** The records of `rows` as a JSON array, in order (a list without paging). */
+  async array(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Knex.Raw> {
+    return db.raw(`SELECT ${dataOf(await this.projection(db, shape))}::text AS answer`, [rows])
+  }
+
+  /**
+   * A keyset page {limit, skip, next, data}: `next` is the (updated_at, id) of its last record,
+   * the cursor of the following page, or null when the page is empty.
+   */
+  async keysetPage(db: Knex, rows: Knex.QueryBuilder, limit: number, descending: boolean, shape: ReadShape): Promise<Knex.Raw> {
+    const projection = await this.projection(db, shape)
+    const last = descending ? 'ASC' : 'DESC'
+    return db.raw(
+      `WITH p AS (?)
+       SELECT json_build_object('limit', ?::int, 'skip', 0, 'next',
+         (SELECT json_build_object('updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', ${ISO_TIMESTAMP}), 'id', p.id)
+            FROM p ORDER BY p.updated_at ${last}, p.id ${last} LIMIT 1),
+         'data', COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM p) AS r), '[]'::json))::text AS answer`,
+      [rows, limit]
+    )
+  }
+
+  /** One record as a JSON object (no row: no answer), `rows` holding at most that record. */
+  async record(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Knex.Raw> {
+    return db.raw(`SELECT row_to_json(r)::text AS answer FROM (SELECT ${await this.projection(db, shape)} FROM (?) AS p) AS r`, [rows])
+  }
+}
+
+/** The records of the rows `p` (a subquery, in order) as a JSON array, [] when there are none. */
+const dataOf = (projection: string) => `COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM (?) AS p) AS r), '[]'::json)`
+
+/**
+ * The custom-field values of the record `p` as an object: the live definitions of its
+ * organization for the entity, in their order, each whose stored value is present and not null,
+ * under its name (or key).
+ */
+function customFieldsSql({ entity, by }: CustomFieldsOutput) {
+  return `CASE WHEN p.custom_fields IS NULL OR p.custom_fields = '{}'::jsonb THEN '{}'::json ELSE COALESCE((
+    SELECT json_object_agg(d.${quote(by)}, p.custom_fields -> d.key ORDER BY d.position, d.id)
+      FROM custom_fields d
+     WHERE d.organization_id = p.organization_id AND d.entity_type = '${entity}' AND d.deleted_at IS NULL
+       AND jsonb_typeof(p.custom_fields -> d.key) <> 'null'), '{}'::json) END`
+}
+
+/**
+ * A relation of the record `p` as JSON: a correlated subquery, one probe of the related table's
+ * key (or its index on `many`) per record, so a page of any length stays one statement. The
+ * related table keeps its own name as alias, so a computed field may qualify its columns by it.
+ */
+async function relationSql(base: Knex, db: Knex, relation: Relation): Promise<string> {
+  const table = quote(relation.table)
+  const columns = new Map((await columnsOf(base, relation.table, db)).map((column) => [column.name, column]))
+  const fields = relation.columns.map((name) => {
+    const computed = relation.computed?.[name]
+    const column = columns.get(name)
+    if (computed) return `${computed} AS ${quote(name)}`
+    if (!column) throw new Error(`${relation.table} has no column ${name} (relation ${relation.as})`)
+    return `${renderedColumn(column, `${table}.${quote(name)}`)} AS ${quote(name)}`
+  }).join(', ')
+  const tenant = relation.tenant !== false
+  const where = (condition: string) => [
+    condition,
+    ...(tenant ? [`${table}.organization_id = p.organization_id`] : []),
+    ...(tenant && !relation.withDeleted ? [`${table}.deleted_at IS NULL`] : [])
+  ].join(' AND ')
+  if (relation.from) {
+    return `(SELECT row_to_json(x) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.id = p.${quote(relation.from)}`)}) AS x)`
+  }
+  if (relation.many) {
+    return `(SELECT COALESCE(json_agg(x), '[]'::json) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.${quote(relation.many)} = p.id`)} ORDER BY ${table}.id) AS x)`
+  }
+  if (relation.listedIn) {
+    const ids = `p.${quote(relation.listedIn)}`
+    return `(SELECT COALESCE(json_agg(x), '[]'::json) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.id = ANY(${ids})`)} ORDER BY array_position(${ids}, ${table}.id)) AS x)`
+  }
+  throw new Error(`relation ${relation.as} names neither from, many nor listedIn`)
+}
+
+/** A user as related records show them (creator, owner, assignee). */
+export const USER_SUMMARY = ['id', 'first_name', 'last_name']

@@ -1,0 +1,418 @@
+import { KnexService } from '@feathersjs/knex'
+import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
+import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
+import type { Id, NullableId } from '@feathersjs/feathers'
+import type { Knex } from 'knex'
+import { containsPattern } from './like.js'
+import { ReadModel } from './read-model.js'
+import type { ReadModelDeclaration, ReadShape, Relation } from './read-model.js'
+import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
+import { upsertRows } from './upsert.js'
+import type { UpsertKey, UpsertRecord } from './upsert.js'
+
+export type { UpsertKey, UpsertRecord }
+export { RepeatedKeys } from './upsert.js'
+
+/** Rows of another table that live and die with a record: deleting the record soft-deletes them. */
+export interface SoftDeleteCascade {
+  table: string
+  /** The column of `table` that holds the record's id. */
+  column: string
+}
+
+export interface RecordServiceOptions extends KnexAdapterOptions {
+  /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
+  softDelete?: boolean
+  /** Deleting a record soft-deletes these dependants at the same instant, in the same transaction. */
+  softDeleteCascade?: SoftDeleteCascade[]
+  /** The columns a query may filter on (set by the resource factory from the query schemas). */
+  filterable?: ReadonlySet<string>
+  /** The keys a batch upsert may match records by (set by the resource factory from the declaration). */
+  upsertKeys?: Record<string, UpsertKey>
+  /** How reads write the records (set by the resource factory from the declaration; the table's columns otherwise). */
+  read?: Omit<ReadModelDeclaration, 'table' | 'softDelete'>
+  /**
+   * The table's live records per organization are counted in record_counts (a trigger family the
+   * database must have: src/engine/trigger-families.ts), so an organization's whole list has its
+   * exact total without counting its rows.
+   */
+  countedLive?: boolean
+}
+
+/** A condition on stored custom-field values (built by the resource factory from custom_fields_by_name filters). */
+export type CustomFieldFilter =
+  /** The record's values contain any of these objects (jsonb @>, served by the GIN index on custom_fields). */
+  | { anyOf: Record<string, unknown>[] }
+  /** A number or date range on one field. */
+  | { key: string; type: 'number' | 'date'; comparisons: ['>' | '>=' | '<' | '<=', unknown][] }
+
+/** The cursor of a keyset page: the (updated_at, id) of the last record read. */
+export interface KeysetCursor {
+  updated_at: string
+  id: number
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** $withDeleted: deleted records are listed too, with their deleted_at. */
+    withDeleted?: boolean
+    /** $after: a keyset page, the records after this (updated_at, id) in the $sort direction. */
+    after?: KeysetCursor
+    customFieldFilters?: CustomFieldFilter[]
+    /** The related records a read attaches (set by the resource factory from its joins). */
+    relations?: Relation[]
+    /** $select: the properties the answer keeps (id always), taken out of the query by the factory. */
+    selectFields?: string[]
+    /** The call may be answered as the JSON text Postgres wrote (RenderedAnswer): set for a REST request's own read. */
+    rendered?: boolean
+  }
+}
+
+/** A page of search matches in the spec's list envelope. */
+export interface SearchPage<T> {
+  total: number
+  limit: number
+  skip: number
+  data: T[]
+}
+
+const notFound = (id: Id) => new NotFound(`No record found for id '${id}'`)
+const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
+const COMPARISONS = new Set(['>', '>=', '<', '<='])
+const PAGING = new Set(['$limit', '$skip', '$sort', '$select'])
+
+/**
+ * The shared base of every table-backed service: Feathers' knex adapter with soft delete,
+ * tenant-safe filters, keyset pages and batch writes, and one read path. Every list and every read
+ * by id is one statement in which Postgres writes the answer as JSON in the API's shape (read-model.ts);
+ * a REST request's own read gets that text as it is, any other caller the parsed object.
+ */
+export class RecordService<
+  Result extends Record<string, any> = any,
+  Data = Partial<Result>,
+  ServiceParams extends KnexAdapterParams<any> = KnexAdapterParams,
+  PatchData = Partial<Data>
+> extends KnexService<Result, Data, ServiceParams, PatchData> {
+  declare options: RecordServiceOptions
+  private readModel?: ReadModel
+
+  get table() {
+    return this.options.name
+  }
+
+  get softDelete() {
+    return this.options.softDelete !== false
+  }
+
+  get knex(): Knex {
+    return this.options.Model
+  }
+
+  /** The read model: the declared shape, or every column of the table when nothing was declared. */
+  get model(): ReadModel {
+    this.readModel ??= new ReadModel(this.knex, { table: this.table, softDelete: this.softDelete, ...this.options.read })
+    return this.readModel
+  }
+
+  async setup(): Promise<void> {
+    await this.model.prepare()
+  }
+
+  /**
+   * The call's transaction when it runs in one (the factory's write transaction, or a caller's),
+   * else the pool. A write opens its own transaction on this, so that it nests as a savepoint.
+   */
+  dbOf(params: { transaction?: { trx?: Knex.Transaction } } = {}): Knex {
+    return params.transaction?.trx ?? this.knex
+  }
+
+  knexify(knexQuery: Knex.QueryBuilder, query: Record<string, any> = {}, parentKey?: string): Knex.QueryBuilder {
+    const qualified: Record<string, any> = {}
+    for (const [key, value] of Object.entries(query)) {
+      if (!key.startsWith('$')) this.assertFilterable(key)
+      qualified[key.startsWith('$') ? key : qualify(this.table, key)] = value
+    }
+    return super.knexify(knexQuery, qualified, parentKey)
+  }
+
+  /** A query key that is not a declared column never reaches SQL (it would be a 500 there). */
+  private assertFilterable(key: string) {
+    const { filterable } = this.options
+    if (!filterable || key.includes('.') || filterable.has(key)) return
+    throw new BadRequest('Validation failed', { errors: { [key]: 'is not a field you can filter on' } })
+  }
+
+  /** The scoped, live rows of this table matching params.query, in the $sort order with id breaking ties. */
+  createQuery(params: ServiceParams = {} as ServiceParams) {
+    const { filters } = this.filterQuery(params)
+    const sort: Record<string, number> = { ...(filters.$sort ?? {}) }
+    const builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined, $select: undefined } } as ServiceParams)
+    if (this.softDelete && !params.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
+    if (params.after) {
+      // A row comparison: one range of the (organization_id, updated_at, id) index, whatever the page.
+      const direction = Number(sort.updated_at) === -1 ? '<' : '>'
+      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [`${this.table}.updated_at`, `${this.table}.id`, params.after.updated_at, params.after.id])
+    }
+    for (const filter of params.customFieldFilters ?? []) this.whereCustomFields(builder, filter)
+    for (const [column, direction] of Object.entries(sort)) builder.orderBy(qualify(this.table, column), Number(direction) === -1 ? 'desc' : 'asc')
+    if (!('id' in sort)) builder.orderBy(`${this.table}.id`, Number(Object.values(sort)[0] ?? 1) === -1 ? 'desc' : 'asc')
+    return builder
+  }
+
+  private whereCustomFields(builder: Knex.QueryBuilder, filter: CustomFieldFilter) {
+    const column = `${this.table}.custom_fields`
+    if ('anyOf' in filter) {
+      builder.where((any) => {
+        for (const values of filter.anyOf) any.orWhereRaw('?? @> ?::jsonb', [column, JSON.stringify(values)])
+      })
+      return
+    }
+    // Stored values were checked against their field's type, so the cast of a present value holds.
+    const value = filter.type === 'number'
+      ? `(CASE WHEN jsonb_typeof(?? -> ?) = 'number' THEN (?? ->> ?)::numeric END)`
+      : `(CASE WHEN jsonb_typeof(?? -> ?) = 'string' THEN (?? ->> ?) END)`
+    for (const [operator, bound] of filter.comparisons) {
+      if (!COMPARISONS.has(operator)) throw new BadRequest(`Unknown comparison ${operator}`)
+      builder.whereRaw(`${value} ${operator} ?`, [column, filter.key, column, filter.key, bound as Knex.Value])
+    }
+  }
+
+  /** What a read attaches and keeps, from the call's params (the factory sets them). */
+  private shapeOf(params: ServiceParams): ReadShape {
+    return { relations: params.relations, select: params.selectFields }
+  }
+
+  // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
+  async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
+    const { filters, paginate } = this.filterQuery(params)
+    const db = this.dbOf(params)
+    const builder = params.knex ? params.knex.clone() : this.createQuery(params)
+    const shape = this.shapeOf(params)
+    const limit = filters.$limit
+    if (params.after) {
+      const descending = Number(filters.$sort?.updated_at) === -1
+      const statement = await this.model.keysetPage(db, builder.limit(limit ?? 10), limit ?? 10, descending, shape)
+      return this.answer(await this.run(statement), params)
+    }
+    const rows = builder.clone()
+    if (limit !== undefined) rows.limit(limit)
+    if (filters.$skip) rows.offset(filters.$skip)
+    const paginated = Boolean(paginate && paginate.default)
+    const statement = paginated
+      ? await this.model.page(db, rows, this.totalOf(db, builder, params), { limit, skip: filters.$skip || 0 }, shape)
+      : await this.model.array(db, rows, shape)
+    return this.answer(await this.run(statement), params)
+  }
+
+  /**
+   * The exact total of a list: an organization's whole list of a counted table from its counter
+   * (record_counts), any other from a count of the same rows.
+   */
+  private totalOf(db: Knex, builder: Knex.QueryBuilder, params: ServiceParams) {
+    const query = params.query ?? {}
+    const organizationId = query.organization_id
+    const wholeOrganization = this.options.countedLive && this.softDelete && !params.knex && !params.withDeleted &&
+      !params.customFieldFilters?.length && Number.isSafeInteger(organizationId) &&
+      Object.keys(query).every((key) => key === 'organization_id' || PAGING.has(key) || query[key] === undefined)
+    if (wholeOrganization) {
+      return db('record_counts').where({ organization_id: organizationId, table_name: this.table }).select(db.raw('COALESCE(sum(live), 0)::bigint'))
+    }
+    return builder.clone().clearSelect().clearOrder().count('*')
+  }
+
+  async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
+    const builder = params.knex ? params.knex.clone() : this.createQuery({ ...params, query: { ...params.query, $limit: undefined, $skip: undefined, $sort: undefined } })
+    const rows = builder.where(`${this.table}.id`, id).clearOrder().limit(1)
+    const text = await this.run(await this.model.record(this.dbOf(params), rows, this.shapeOf(params)))
+    if (text === undefined) throw notFound(id)
+    return this.answer(text, params)
+  }
+
+  /**
+   * The stored row of a live record within the call's scope (every column, hidden ones too), for
+   * the service's own rules and the write hooks; a 404 when there is none.
+   */
+  async storedRow(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
+    const row = await this.scopedWrite(id, params).select(`${this.table}.*`).first()
+    if (!row) throw notFound(id)
+    return row as Result
+  }
+
+  /** Runs a read statement of the read model: its one row's text, or undefined when it has none. */
+  private async run(statement: Knex.Raw): Promise<string | undefined> {
+    const { rows } = await statement
+    return rows[0]?.answer ?? undefined
+  }
+
+  /** The text as it is for a REST request's own read, the parsed object for anyone else. */
+  private answer(text: string | undefined, params: ServiceParams): any {
+    if (text === undefined) return undefined
+    return params.rendered ? new RenderedAnswer(text) : parsedAnswer(text)
+  }
+
+  async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
+    if (!Array.isArray(data)) {
+      const [row] = await this.db(params).insert(data).returning('*')
+      return row as Result
+    }
+    const rows: Result[] = await this.db(params).insert(data).returning('*')
+    // The ids of one INSERT come from the sequence in VALUES order.
+    return rows.sort((a, b) => Number(a.id) - Number(b.id))
+  }
+
+  /** Creates or changes records matched by a declared key, in one transaction (upsert.ts). */
+  async upsertRows(keyName: string, records: UpsertRecord[], params: ServiceParams = {} as ServiceParams) {
+    const run = (trx: Knex.Transaction) => upsertRows(trx, this.table, this.options.upsertKeys ?? {}, keyName, records)
+    return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
+  }
+
+  /** The upsert custom method: its records prepared by the batch hooks (batch-writes.ts). */
+  async upsert(data: { idProperty: string; records: UpsertRecord[] }, params: ServiceParams = {} as ServiceParams) {
+    const written = await this.upsertRows(data.idProperty, data.records, params)
+    params.batchEvents = written.map(({ created }) => (created ? 'created' : 'patched'))
+    const created = written.filter((record) => record.created).length
+    return { created, updated: written.length - created, data: written.map(({ row }) => row as Result) }
+  }
+
+  /**
+   * The batch-update custom method: each record's prepared changes written by the service's own
+   * _patch (so every resource's write rules apply unchanged), in one transaction.
+   */
+  async 'batch-update'(data: { organization_id: number; records: { id: number; changes: PatchData }[] }, params: ServiceParams = {} as ServiceParams) {
+    const run = async (trx: Knex.Transaction) => {
+      const scoped = { ...params, query: { organization_id: data.organization_id }, transaction: { trx } } as ServiceParams
+      const rows: Result[] = []
+      for (const { id, changes } of data.records) rows.push(await this._patch(id, changes, scoped))
+      return rows
+    }
+    const rows = await (params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run))
+    params.batchEvents = rows.map(() => 'patched')
+    return rows
+  }
+
+  /** The batch-delete custom method (see removeRows). */
+  async 'batch-delete'(data: { organization_id: number; ids: number[] }, params: ServiceParams = {} as ServiceParams) {
+    const rows = await this.removeRows(data.organization_id, data.ids, params)
+    params.batchEvents = rows.map(() => 'removed')
+    return rows
+  }
+
+  /**
+   * Soft-deletes live records of one organization by id, with their declared dependants, in one
+   * transaction and a constant number of statements; all or nothing: an id that is not a live
+   * record of the organization is a 404 naming the first such id, and nothing is deleted.
+   */
+  async removeRows(organizationId: number, ids: number[], params: ServiceParams = {} as ServiceParams): Promise<Result[]> {
+    const run = async (trx: Knex.Transaction) => {
+      const write = trx(this.table).where({ organization_id: organizationId }).whereIn('id', ids)
+      const rows: Result[] = this.softDelete
+        ? await write.whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
+        : await write.delete().returning('*')
+      this.assertAllFound(ids, rows)
+      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, rows[0].deleted_at)
+      return this.inOrderOf(ids, rows)
+    }
+    return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
+  }
+
+  /** The live rows of one organization with these ids, in the order of the ids; 404 naming the first id missing. */
+  async liveRows(organizationId: number, ids: number[], params: ServiceParams = {} as ServiceParams): Promise<Result[]> {
+    const rows: Result[] = await this.db(params).where({ organization_id: organizationId }).whereIn('id', ids).whereNull('deleted_at')
+    this.assertAllFound(ids, rows)
+    return this.inOrderOf(ids, rows)
+  }
+
+  private inOrderOf(ids: number[], rows: Result[]) {
+    const byId = new Map(rows.map((row) => [Number(row.id), row]))
+    return ids.map((id) => byId.get(Number(id))!)
+  }
+
+  private assertAllFound(ids: number[], rows: Result[]) {
+    const found = new Set(rows.map((row) => Number(row.id)))
+    const missing = ids.find((id) => !found.has(Number(id)))
+    if (missing !== undefined) throw notFound(missing)
+  }
+
+  /** The declared dependants of deleted records, soft-deleted at the records' instant. */
+  private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown) {
+    for (const { table, column } of this.options.softDeleteCascade ?? []) {
+      await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
+        .update({ deleted_at: deletedAt, updated_at: deletedAt })
+    }
+  }
+
+  /** One UPDATE ... RETURNING on the live, scoped row (or rows, for an explicit multi patch). */
+  async _patch(id: NullableId, data: PatchData, params: ServiceParams = {} as ServiceParams): Promise<any> {
+    if (id === null && !this.allowsMulti('patch', params)) throw new MethodNotAllowed('Can not patch multiple entries')
+    const changes: Record<string, unknown> = { ...(data as any), updated_at: this.knex.fn.now() }
+    delete changes.id
+    const rows = await this.scopedWrite(id, params).update(changes).returning('*')
+    if (id !== null) {
+      if (rows.length !== 1) throw notFound(id)
+      return rows[0] as Result
+    }
+    return rows as Result[]
+  }
+
+  /**
+   * Soft delete: deleted_at and updated_at set to the same instant, the record returned. The
+   * declared dependants (softDeleteCascade) are soft-deleted at that instant in the same transaction.
+   */
+  async _remove(id: NullableId, params: ServiceParams = {} as ServiceParams): Promise<any> {
+    if (id === null) throw new MethodNotAllowed('Can not remove multiple entries')
+    const cascades = this.softDelete && (this.options.softDeleteCascade ?? []).length > 0
+    if (cascades && !params.transaction?.trx) {
+      return this.knex.transaction((trx) => this._remove(id, { ...params, transaction: { trx } }))
+    }
+    const write = this.scopedWrite(id, params)
+    const rows = this.softDelete
+      ? await write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')
+      : await write.delete().returning('*')
+    if (rows.length !== 1) throw notFound(id)
+    const record = rows[0]
+    if (cascades) await this.cascade(this.dbOf(params), record.organization_id, [record.id], record.deleted_at)
+    return record as Result
+  }
+
+  /**
+   * The `search` custom method of catalogue-like resources: a case-insensitive partial match of
+   * the term on any of the columns (each served by a trigram index on lower(column)), live rows of
+   * one organization, ordered by `orderBy` then id.
+   */
+  async searchColumns(
+    search: { searchTerm: string; organization_id?: number; $limit?: number; $skip?: number },
+    columns: string[],
+    orderBy = 'name'
+  ): Promise<SearchPage<Result>> {
+    const pattern = containsPattern(search.searchTerm)
+    const matches = this.knex(this.table)
+      .where('organization_id', search.organization_id!)
+      .whereNull('deleted_at')
+      .where((q) => {
+        for (const column of columns) q.orWhereRaw('lower(??) LIKE ?', [column, pattern])
+      })
+    return this.searchPage(matches, [orderBy], search)
+  }
+
+  /**
+   * The answer of every `search` custom method: one page of the matching live rows in the list
+   * envelope, ordered by `order` then id, with the exact total of the matches.
+   */
+  async searchPage(matches: Knex.QueryBuilder, order: string[], page: { $limit?: number; $skip?: number }): Promise<SearchPage<Result>> {
+    const limit = page.$limit ?? 10
+    const skip = page.$skip ?? 0
+    const rows = matches.clone().select(`${this.table}.*`).orderBy([...order.map((column) => ({ column })), { column: 'id' }]).limit(limit).offset(skip)
+    const text = await this.run(await this.model.page(this.knex, rows, matches.clone().count('*'), { limit, skip }, {}))
+    return parsedAnswer(text!) as SearchPage<Result>
+  }
+
+  /** A write statement restricted to the live rows matching params.query (and id). */
+  scopedWrite(id: NullableId, params: ServiceParams) {
+    const { query } = this.filterQuery(params)
+    const builder = this.db(params)
+    this.knexify(builder, query)
+    if (this.softDelete) builder.whereNull(`${this.table}.deleted_at`)
+    if (id !== null) builder.where(`${this.table}.id`, id)
+    return builder
+  }
+}
