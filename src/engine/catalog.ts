@@ -8,6 +8,9 @@ export interface Column {
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
 
+/** A text as an SQL literal (for configuration a declaration writes into its SQL). */
+export const sqlText = (text: string) => `'${text.replace(/'/g, "''")}'`
+
 /** The ISO 8601 text the API sends for a timestamp, in UTC with milliseconds. */
 export const ISO_TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 

@@ -30,6 +30,8 @@ export interface Relation {
   many?: string
   /** The related records whose ids the record lists: its integer array column, in the array's order. */
   listedIn?: string
+  /** The number of related records pointing at the record: the column of `table` holding its id (`columns` empty). */
+  count?: string
 }
 
 /** Custom-field values sent under their names (or keys), from the record's custom_fields column. */
@@ -189,7 +191,8 @@ async function relationSql(base: Knex, db: Knex, relation: Relation): Promise<st
     const ids = `p.${quote(relation.listedIn)}`
     return `(SELECT COALESCE(json_agg(x), '[]'::json) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.id = ANY(${ids})`)} ORDER BY array_position(${ids}, ${table}.id)) AS x)`
   }
-  throw new Error(`relation ${relation.as} names neither from, many nor listedIn`)
+  if (relation.count) return `(SELECT count(*) FROM ${table} WHERE ${where(`${table}.${quote(relation.count)} = p.id`)})`
+  throw new Error(`relation ${relation.as} names neither from, many, listedIn nor count`)
 }
 
 /** A user as related records show them (creator, owner, assignee). */

@@ -35,6 +35,7 @@ async function loadRelation(db: Knex, row: Row, relation: Relation) {
     if (row[relation.from] === null) return null
     return (await scoped(db(relation.table).select(select).where(`${relation.table}.id`, row[relation.from])).first()) ?? null
   }
+  if (relation.count) return Number((await scoped(db(relation.table).count({ n: '*' }).where(`${relation.table}.${relation.count}`, row.id)).first())!.n)
   if (relation.many) return scoped(db(relation.table).select(select).where(`${relation.table}.${relation.many}`, row.id)).orderBy(`${relation.table}.id`)
   const ids: number[] = row[relation.listedIn!] ?? []
   const found: Row[] = await scoped(db(relation.table).select(select).whereIn(`${relation.table}.id`, ids))
@@ -75,12 +76,21 @@ describe('the read model', () => {
     await post('/deals', { name: 'Small deal', status: 'open', amount: 0, currency: 'USD', pipeline_id: board.pipeline.id, pipeline_stage_id: board.stages[0].id })
     await post('/activities', { subject: 'Call Ada', start_date: '2026-03-09', start_time: '10:00', deal_id: deal.id, contact_id: ada.id, company_id: company.id, assigned_to_user_id: member.user.id })
     await post('/activities', { subject: 'Plain note', start_date: '2026-03-10' })
+    const type = await post('/activity-types', { name: 'Site visit' })
+    await post('/activities', { subject: 'Visit', start_date: '2026-03-11', activity_type: 'Site visit' })
+    expect(type.id).toBeGreaterThan(0)
     const inbox = await createBoard(t, tenant, 'conversation')
     const conversation = await post('/conversations', { channel: 'playground', contact_id: ada.id, pipeline_id: inbox.pipeline.id, pipeline_stage_id: inbox.stages[0].id, assignee_user_ids: [member.user.id, tenant.user.id] })
     await post('/conversation-messages-playground', { conversation_id: conversation.id, content: 'Hello' })
     await post('/organizations-users-invites', { email: 'new.person@example.test', role: 'member' })
     const expired = await post('/organizations-users-invites', { email: 'late.person@example.test', role: 'member' })
     await t.db('organizations_users_invites').where({ id: expired.id }).update({ expires_at: new Date(Date.now() - 60_000) })
+    await post('/channel-accounts', { channel: 'webchat', name: 'Site chat', config: {} })
+    await t.db('channel_accounts').insert({ organization_id: organization(), channel: 'sms', name: 'Texts', config: {}, webhook_key: 'k-rendered', verify_token: 'v-rendered', credentials: 'sealed', provider_id: '+15550001' })
+    await post('/conversation-predefined-messages', { title: 'Hi', content: 'Hi there' })
+    await post('/automations', { name: 'Welcome', actions: [{ type: 'send_message', content: 'Hi!' }] })
+    await post('/ai-assistants', { name: 'Helper' })
+    await post('/reservation-resources', { name: 'Room', type: 'room' })
   }, 120_000)
 
   afterAll(async () => {
@@ -103,7 +113,7 @@ describe('the read model', () => {
       expect(json(page.data), path).toEqual(expected)
       compared.push(path)
     }
-    expect(compared).toEqual(expect.arrayContaining(['companies', 'contacts', 'deals', 'deal-products', 'activities', 'conversations', 'organizations-users-invites', 'organizations-users', 'products', 'pipelines', 'custom-fields']))
+    expect(compared).toEqual(expect.arrayContaining(['companies', 'contacts', 'deals', 'deal-products', 'activities', 'conversations', 'organizations-users-invites', 'organizations-users', 'products', 'pipelines', 'custom-fields', 'channel-accounts', 'automations', 'ai-assistants', 'reservation-resources', 'activity-types']))
   })
 
   it('when every record is read by id, then it equals its stored row as the resolvers shape it, with the record joins', async () => {

@@ -3,10 +3,14 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
 import { containsPattern } from '../../engine/like.js'
+import type { Relation } from '../../engine/read-model.js'
 import type { ActivityType, ActivityTypeData, ActivityTypePatch, ActivityTypeQuery } from './activity-types.schema.js'
 
 export type { ActivityType, ActivityTypeData, ActivityTypePatch, ActivityTypeQuery }
 export type ActivityTypeParams = KnexAdapterParams<ActivityTypeQuery>
+
+/** A single read also counts the organization's live activities linked to the type. */
+export const ACTIVITIES_COUNT: Relation[] = [{ as: 'activities_count', table: 'activities', columns: [], count: 'activity_type_id' }]
 
 export class ActivityTypeService extends RecordService<ActivityType, ActivityTypeData, ActivityTypeParams, ActivityTypePatch> {
   /** The name filter is a case-insensitive partial match (trigram index). */
@@ -16,16 +20,6 @@ export class ActivityTypeService extends RecordService<ActivityType, ActivityTyp
     const knex = this.createQuery({ ...params, query })
       .whereRaw('lower(activity_types.name) LIKE ?', [containsPattern(name)])
     return super.find({ ...params, query, knex })
-  }
-
-  /** A single read also counts the organization's live activities linked to the type. */
-  async get(id: Id, params: ActivityTypeParams = {}): Promise<ActivityType> {
-    const type = await super.get(id, params)
-    const [{ count }] = await this.knex('activities')
-      .count({ count: '*' })
-      .where({ organization_id: type.organization_id, activity_type_id: type.id })
-      .whereNull('deleted_at')
-    return { ...type, activities_count: Number(count) }
   }
 
   /**

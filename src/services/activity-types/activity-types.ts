@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
-import { ActivityTypeService, getOptions } from './activity-types.class.js'
+import { ACTIVITIES_COUNT, ActivityTypeService, getOptions } from './activity-types.class.js'
 import {
   BUILT_IN_ACTIVITY_TYPES, activityTypeDataSchema, activityTypeDataValidator, activityTypePatchSchema,
   activityTypePatchValidator, activityTypeQuerySchema, activityTypeQueryValidator, activityTypeSchema
@@ -33,7 +33,8 @@ export const activityType = (app: Application) =>
     description: 'Custom activity types of an organization, next to the built-in call, meeting, task, deadline, email and lunch.',
     schemas: { result: activityTypeSchema, data: activityTypeDataSchema, patch: activityTypePatchSchema, query: activityTypeQuerySchema },
     validators: { query: activityTypeQueryValidator, data: activityTypeDataValidator, patch: activityTypePatchValidator },
-    rules: { create: [normalizeName], patch: [normalizeName] }
+    rules: { create: [normalizeName], patch: [normalizeName] },
+    joins: { record: ACTIVITIES_COUNT }
   })
 
 declare module '../../declarations.js' {

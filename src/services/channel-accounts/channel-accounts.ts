@@ -1,3 +1,4 @@
+import { sqlText } from '../../engine/catalog.js'
 import type { Application, HookContext } from '../../declarations.js'
 import { newToken } from '../../authentication.js'
 import { fieldError, fieldErrors } from '../../hooks/errors.js'
@@ -72,6 +73,11 @@ export const channelAccount = (app: Application) =>
     schemas: { result: channelAccountSchema, data: channelAccountDataSchema, patch: channelAccountPatchSchema, query: channelAccountQuerySchema },
     validators: { query: channelAccountQueryValidator, data: channelAccountDataValidator, patch: channelAccountPatchValidator },
     resolvers: { result: [channelAccountResolver], external: channelAccountExternalResolver },
+    // What channelAccountResolver gives a written account, for reads.
+    computed: {
+      webhook_url: (app) => `CASE WHEN p.channel = 'webchat' THEN NULL ELSE ${sqlText(`${app.get('publicUrl').replace(/\/$/, '')}/webhooks/`)} || p.channel || '/' || p.webhook_key END`,
+      has_credentials: `COALESCE(p.credentials, '') <> ''`
+    },
     roles: { create: ['owner', 'admin'], patch: ['owner', 'admin'], remove: ['owner', 'admin'] },
     rules: { create: [checkConfigAndCredentials, issueTokens], patch: [checkConfigAndCredentials] }
   })
