@@ -25,16 +25,8 @@ const rangeRows = (record: string, tableName: string, from = 'FROM') => `
   ${from} jsonb_each(${record}.custom_fields) AS e
   WHERE jsonb_typeof(e.value) = 'number' OR (jsonb_typeof(e.value) = 'string' AND (e.value #>> '{}') ~ ${DATE_TEXT})`
 
-export async function up(knex: Knex): Promise<void> {
-  for (const table of SYNC_TABLES) {
-    await knex.raw(`CREATE INDEX ${table}_sync ON ${table} (organization_id, updated_at, id)`)
-  }
-  for (const table of CUSTOM_FIELD_TABLES) {
-    // On the values alone: the planner combines it with an organization index (BitmapAnd); led by
-    // organization_id (btree_gin) it was costed above the organization index and never chosen.
-    await knex.raw(`CREATE INDEX ${table}_custom_fields ON ${table} USING gin (custom_fields jsonb_path_ops)`)
-  }
-
+/** The number and date values of custom fields, kept by triggers (dropped by migration 20261127100000_one_read_path). */
+export async function createCustomFieldRanges(knex: Knex): Promise<void> {
   // Dates are kept as their YYYY-MM-DD text, which sorts like the date (and never fails a cast).
   await knex.raw(`
     CREATE TABLE custom_field_ranges (
@@ -65,6 +57,28 @@ export async function up(knex: Knex): Promise<void> {
       FOR EACH ROW WHEN (OLD.custom_fields IS DISTINCT FROM NEW.custom_fields) EXECUTE FUNCTION custom_field_ranges_kept()`)
     await knex.raw(rangeRows('t', `'${table}'`, `FROM ${table} AS t,`))
   }
+}
+
+export async function dropCustomFieldRanges(knex: Knex): Promise<void> {
+  for (const table of CUSTOM_FIELD_TABLES) {
+    await knex.raw(`DROP TRIGGER IF EXISTS ${table}_custom_field_ranges_update ON ${table}`)
+    await knex.raw(`DROP TRIGGER IF EXISTS ${table}_custom_field_ranges_insert ON ${table}`)
+  }
+  await knex.raw('DROP FUNCTION IF EXISTS custom_field_ranges_kept()')
+  await knex.raw('DROP TABLE IF EXISTS custom_field_ranges')
+}
+
+export async function up(knex: Knex): Promise<void> {
+  for (const table of SYNC_TABLES) {
+    await knex.raw(`CREATE INDEX ${table}_sync ON ${table} (organization_id, updated_at, id)`)
+  }
+  for (const table of CUSTOM_FIELD_TABLES) {
+    // On the values alone: the planner combines it with an organization index (BitmapAnd); led by
+    // organization_id (btree_gin) it was costed above the organization index and never chosen.
+    await knex.raw(`CREATE INDEX ${table}_custom_fields ON ${table} USING gin (custom_fields jsonb_path_ops)`)
+  }
+
+  await createCustomFieldRanges(knex)
 
   await knex.schema.alterTable('api_keys', (t) => {
     t.specificType('scopes', 'text[]').notNullable().defaultTo(knex.raw(`'{write}'::text[]`))
@@ -79,12 +93,7 @@ export async function down(knex: Knex): Promise<void> {
     t.dropColumn('expires_at')
     t.dropColumn('scopes')
   })
-  for (const table of CUSTOM_FIELD_TABLES) {
-    await knex.raw(`DROP TRIGGER IF EXISTS ${table}_custom_field_ranges_update ON ${table}`)
-    await knex.raw(`DROP TRIGGER IF EXISTS ${table}_custom_field_ranges_insert ON ${table}`)
-    await knex.raw(`DROP INDEX IF EXISTS ${table}_custom_fields`)
-  }
-  await knex.raw('DROP FUNCTION IF EXISTS custom_field_ranges_kept()')
-  await knex.raw('DROP TABLE IF EXISTS custom_field_ranges')
+  await dropCustomFieldRanges(knex)
+  for (const table of CUSTOM_FIELD_TABLES) await knex.raw(`DROP INDEX IF EXISTS ${table}_custom_fields`)
   for (const table of SYNC_TABLES) await knex.raw(`DROP INDEX IF EXISTS ${table}_sync`)
 }

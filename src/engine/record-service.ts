@@ -7,6 +7,8 @@ import { containsPattern } from './like.js'
 import { ReadModel } from './read-model.js'
 import type { ReadModelDeclaration, ReadShape, Relation } from './read-model.js'
 import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
+import { requireTriggerFamilies } from './trigger-families.js'
+import type { TriggerFamily } from './trigger-families.js'
 import { upsertRows } from './upsert.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
 
@@ -32,11 +34,10 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
   /** How reads write the records (set by the resource factory from the declaration; the table's columns otherwise). */
   read?: Omit<ReadModelDeclaration, 'table' | 'softDelete'>
   /**
-   * The table's live records per organization are counted in record_counts (a trigger family the
-   * database must have: src/engine/trigger-families.ts), so an organization's whole list has its
-   * exact total without counting its rows.
+   * The trigger families the table relies on (trigger-families.ts), checked at start-up. With
+   * record_counts, an organization's whole list has its exact total without counting its rows.
    */
-  countedLive?: boolean
+  triggerFamilies?: TriggerFamily[]
 }
 
 /** A condition on stored custom-field values (built by the resource factory from custom_fields_by_name filters). */
@@ -114,8 +115,10 @@ export class RecordService<
     return this.readModel
   }
 
+  /** At start-up: the catalogue read, and the declared trigger families checked. */
   async setup(): Promise<void> {
     await this.model.prepare()
+    await requireTriggerFamilies(this.knex, this.table, this.options.triggerFamilies ?? [])
   }
 
   /**
@@ -211,7 +214,7 @@ export class RecordService<
   private totalOf(db: Knex, builder: Knex.QueryBuilder, params: ServiceParams) {
     const query = params.query ?? {}
     const organizationId = query.organization_id
-    const wholeOrganization = this.options.countedLive && this.softDelete && !params.knex && !params.withDeleted &&
+    const wholeOrganization = this.options.triggerFamilies?.includes('record_counts') && this.softDelete && !params.knex && !params.withDeleted &&
       !params.customFieldFilters?.length && Number.isSafeInteger(organizationId) &&
       Object.keys(query).every((key) => key === 'organization_id' || PAGING.has(key) || query[key] === undefined)
     if (wholeOrganization) {

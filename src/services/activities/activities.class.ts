@@ -4,6 +4,8 @@ import type { Logger } from 'pino'
 import type { Application } from '../../declarations.js'
 import { requestLog } from '../../logger.js'
 import { RecordService } from '../../engine/record-service.js'
+import type { RecordServiceOptions } from '../../engine/record-service.js'
+import type { TriggerFamily } from '../../engine/trigger-families.js'
 import type { Relation } from '../../engine/read-model.js'
 import { containsPattern } from '../../engine/like.js'
 import { httpGeocoder } from './geocoder.js'
@@ -15,7 +17,7 @@ import type {
 export type { Activity, ActivityCompletion, ActivityCompletionResult, ActivityData, ActivityPatch, ActivityQuery }
 export type ActivityParams = KnexAdapterParams<ActivityQuery>
 
-export interface ActivityServiceOptions extends KnexAdapterOptions {
+export interface ActivityServiceOptions extends RecordServiceOptions {
   /** Resolves location into location_geocoded after a write; null (the default) turns it off. */
   geocoder?: Geocoder | null
   logger?: Logger
@@ -128,6 +130,7 @@ export const getOptions = (app: Application): ActivityServiceOptions => {
     paginate: app.get('paginate'),
     Model: app.get('knex'),
     name: 'activities',
+    triggerFamilies: ['record_counts'] as TriggerFamily[],
     multi: ['patch'],
     geocoder: geocoderUrl ? httpGeocoder(geocoderUrl) : null,
     logger: app.get('logger')

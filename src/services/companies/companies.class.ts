@@ -1,6 +1,7 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
+import type { TriggerFamily } from '../../engine/trigger-families.js'
 import type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch } from './companies.schema.js'
 
 export type { Company, CompanyData, CompanyPatch, CompanyQuery, CompanySearch }
@@ -16,5 +17,6 @@ export class CompanyService extends RecordService<Company, CompanyData, CompanyP
 export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
-  name: 'companies'
+  name: 'companies',
+  triggerFamilies: ['record_counts'] as TriggerFamily[]
 })

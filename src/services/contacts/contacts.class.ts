@@ -4,6 +4,7 @@ import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
 import { RecordService } from '../../engine/record-service.js'
+import type { TriggerFamily } from '../../engine/trigger-families.js'
 import { USER_SUMMARY } from '../../engine/read-model.js'
 import type { Relation } from '../../engine/read-model.js'
 import { containsPattern } from '../../engine/like.js'
@@ -228,5 +229,6 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
 export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
-  name: 'contacts'
+  name: 'contacts',
+  triggerFamilies: ['record_counts', 'contact_name_grams'] as TriggerFamily[]
 })

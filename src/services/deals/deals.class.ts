@@ -1,6 +1,7 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
+import type { TriggerFamily } from '../../engine/trigger-families.js'
 import type { Relation } from '../../engine/read-model.js'
 import { EMBEDDED_DEAL_PRODUCT_COLUMNS } from '../deal-products/deal-products.schema.js'
 import type { Deal, DealData, DealPatch, DealQuery } from './deals.schema.js'
@@ -34,5 +35,6 @@ export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
   name: 'deals',
+  triggerFamilies: ['record_counts'] as TriggerFamily[],
   softDeleteCascade: [{ table: 'deal_products', column: 'deal_id' }]
 })
