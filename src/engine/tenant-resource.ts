@@ -3,8 +3,7 @@ import feathersCore from '@feathersjs/feathers'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Resolver, Validator } from '@feathersjs/schema'
 import { Type } from '@feathersjs/typebox'
-import type { TObject, TSchema } from '@feathersjs/typebox'
-import type { Knex } from 'knex'
+import type { TObject } from '@feathersjs/typebox'
 import type { Application, HookContext, NextFunction, Role, ServiceTypes } from '../declarations.js'
 import { READ_METHODS, authenticated } from '../hooks/authenticate.js'
 import { refuseApiKeyCallers } from '../hooks/api-key-callers.js'
@@ -14,12 +13,11 @@ import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
 import { hidden, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
-import { MAX_IN_LIST, RecordId } from '../schemas.js'
+import { RecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
-import { definitionsFor, storeCustomFieldValues, valueProblem } from '../services/custom-fields/custom-field-values.js'
-import type { CustomFieldDefinition } from '../services/custom-fields/custom-field-values.js'
+import { storeCustomFieldValues } from '../services/custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
-import type { CustomFieldFilter } from './record-service.js'
+import { filterCustomFields, takeCustomFieldQuery } from './custom-field-filters.js'
 import type { Relation } from './read-model.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
 import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
@@ -115,8 +113,6 @@ export function listFlags(query: TObject, result: TObject): string[] {
   return Object.keys(query.properties).filter((key) => !key.startsWith('$') && !(key in result.properties))
 }
 
-/** The list query keys that filter on a custom field by name: custom_fields_by_name.<name>. */
-const CUSTOM_FIELD_FILTER = 'custom_fields_by_name.'
 
 /** The columns a query may filter on: the list schema's fields, and id and organization_id. */
 function filterableColumns(query: TObject, flags: string[]) {
@@ -203,18 +199,6 @@ function takeSyncParameters(context: HookContext) {
   context.params.query = rest
 }
 
-/** The custom_fields_by_name.<name> keys of a list query, kept in params until the organization is known. */
-function takeCustomFieldQuery(context: HookContext, query: Record<string, unknown>) {
-  const kept: Record<string, unknown> = {}
-  const custom: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(query)) {
-    if (key.startsWith(CUSTOM_FIELD_FILTER)) custom[key.slice(CUSTOM_FIELD_FILTER.length)] = value
-    else kept[key] = value
-  }
-  if (Object.keys(custom).length > 0) context.params.customFieldQuery = custom
-  return kept
-}
-
 /** A find attaches the list relations: always, or when its flag asks for them. */
 const listJoined = (joins: NonNullable<TenantResourceOptions['joins']>, context: HookContext) =>
   Boolean(joins.list) && (!joins.flag || Boolean(context.params.joinList))
@@ -236,74 +220,6 @@ function readShape(joins: TenantResourceOptions['joins'], afterHooks: Set<string
     }
     if (params.provider === 'rest' && !afterHooks.has(method)) params.rendered = true
   }
-}
-
-/**
- * custom_fields_by_name.<name> filters of a list, once the organization is pinned: each name
- * must be a live custom field of the organization (else 400 naming it); equality and $in on any
- * field, ranges ($gt, $gte, $lt, $lte) on number and date fields; values checked like stored ones.
- */
-function filterCustomFields(entity: CustomFieldEntity): ResourceHook {
-  return async (context) => {
-    const input = context.params.customFieldQuery
-    if (!input) return
-    const organizationId = context.params.query!.organization_id as number
-    const definitions = new Map((await definitionsFor(context, organizationId, entity)).map((definition) => [definition.name, definition]))
-    const filters: CustomFieldFilter[] = []
-    for (const [name, condition] of Object.entries(input)) {
-      const definition = definitions.get(name)
-      if (!definition) throw fieldError(`${CUSTOM_FIELD_FILTER}${name}`, 'is not a custom field name of this organization')
-      filters.push(...customFieldConditions(definition, condition))
-    }
-    context.params.customFieldFilters = filters
-  }
-}
-
-const RANGE_OPERATORS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const
-type RangeOperator = keyof typeof RANGE_OPERATORS
-
-/** Query strings are text: a number or boolean field's value arrives as '5' or 'true'. */
-function coerceFilterValue(definition: CustomFieldDefinition, value: unknown) {
-  if (typeof value !== 'string') return value
-  if (definition.field_type === 'number' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value)
-  if (definition.field_type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true'
-  return value
-}
-
-/** The conditions of one custom-field filter: a containment (equality, $in) and/or a range. */
-function customFieldConditions(definition: CustomFieldDefinition, condition: unknown): CustomFieldFilter[] {
-  const field = `${CUSTOM_FIELD_FILTER}${definition.name}`
-  const multiselect = definition.field_type === 'multiselect'
-  // A multiselect value matches when it holds the option asked for.
-  const contained = (raw: unknown) => {
-    const value = coerceFilterValue(definition, raw)
-    const problem = multiselect ? valueProblem(definition, [value]) : valueProblem(definition, value)
-    if (problem) throw fieldError(field, problem)
-    return { [definition.key]: multiselect ? [value] : value }
-  }
-  const isOperators = condition !== null && typeof condition === 'object' && !Array.isArray(condition)
-  if (!isOperators) return [{ anyOf: [contained(condition)] }]
-  const filters: CustomFieldFilter[] = []
-  const comparisons: ['>' | '>=' | '<' | '<=', unknown][] = []
-  const ranged = definition.field_type === 'number' || definition.field_type === 'date'
-  for (const [operator, value] of Object.entries(condition as Record<string, unknown>)) {
-    if (operator === '$in') {
-      const values = Array.isArray(value) ? value : [value]
-      if (values.length === 0 || values.length > MAX_IN_LIST) throw fieldError(field, `$in takes 1 to ${MAX_IN_LIST} values`)
-      filters.push({ anyOf: values.map(contained) })
-    } else if (operator in RANGE_OPERATORS && ranged) {
-      const bound = coerceFilterValue(definition, value)
-      const problem = valueProblem(definition, bound)
-      if (problem) throw fieldError(field, problem)
-      comparisons.push([RANGE_OPERATORS[operator as RangeOperator], bound])
-    } else {
-      throw fieldError(field, `takes a value, $in${ranged ? ', $gt, $gte, $lt or $lte' : ''} (${definition.field_type} field)`)
-    }
-  }
-  if (comparisons.length > 0) {
-    filters.push({ key: definition.key, type: definition.field_type === 'number' ? 'number' : 'date', comparisons })
-  }
-  return filters
 }
 
 const runAll = (hooks: ResourceHook[]) => async (context: HookContext) => {
@@ -453,49 +369,6 @@ export const declarationOf = (app: Application, path: string): Pick<TenantResour
 /** How a service was registered: the hostile-input tests cover every tenant service by this mark. */
 export const registrationOf = (app: Application, path: string): 'tenant-resource' | 'tenant-operation' | undefined =>
   (feathersCore.getServiceOptions(app.service(path as any)) as any)?.registeredAs
-
-export interface TenantOperationOptions {
-  path: keyof ServiceTypes & string
-  service: any
-  methods: readonly string[]
-  description: string
-  /** One line for the OpenAPI document (default: the description's first sentence). */
-  summary?: string
-  /** For the OpenAPI document: the result, and the body of create or the query of find. */
-  schemas: { result?: TSchema; data?: TSchema; query?: TSchema }
-  /** The query of find, or the body of create. */
-  validators: { query?: Validator; data?: Validator }
-  roles?: Partial<Record<string, Role[]>>
-  /** Rules run after validation and the tenant scope. */
-  rules?: Partial<Record<'find' | 'create', ResourceHook[]>>
-  after?: Partial<Record<'find' | 'create', ResourceHook[]>>
-  docs?: Pick<ServiceDocs, 'paths'>
-}
-
-/**
- * Registers a tenant operation: a service that is not a table of records (available slots, a
- * tool call, a signed upload URL, a reorder) but acts in one organization like a resource. Its
- * chain is the resource chain without records: authentication → validation of the query (find)
- * or body (create) → tenant scope and role check → the operation's rules.
- */
-export function tenantOperation(app: Application, options: TenantOperationOptions) {
-  const { path, validators, rules = {} } = options
-  app.use(path, options.service, {
-    methods: [...options.methods],
-    events: [],
-    registeredAs: 'tenant-operation',
-    docs: { description: options.description, summary: options.summary, paths: options.docs?.paths, schemas: options.schemas }
-  } as any)
-  const scope = scopeToTenant({ roles: options.roles })
-  app.service(path).hooks({
-    around: { all: [authenticated] as ((context: HookContext, next: NextFunction) => Promise<void>)[] },
-    before: {
-      find: [...(validators.query ? [schemaHooks.validateQuery(validators.query)] : []), scope, ...(rules.find ?? [])],
-      create: [scope, ...(validators.data ? [schemaHooks.validateData(validators.data)] : []), ...(rules.create ?? [])]
-    } as any,
-    after: (options.after ?? {}) as any
-  })
-}
 
 /**
  * Authentication, then the refusal of API-key callers where the resource declares it. A token

@@ -1,5 +1,5 @@
 import type { NullableId } from '@feathersjs/feathers'
-import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
+import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Logger } from 'pino'
 import type { Application } from '../../declarations.js'
 import { requestLog } from '../../logger.js'

@@ -1,4 +1,4 @@
-import type { Id, NullableId } from '@feathersjs/feathers'
+import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'

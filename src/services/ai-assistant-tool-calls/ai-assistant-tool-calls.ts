@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantOperation } from '../../engine/tenant-resource.js'
+import { tenantOperation } from '../../engine/tenant-operation.js'
 import { AiAssistantToolCallService } from './ai-assistant-tool-calls.class.js'
 import { toolCallDataSchema, toolCallDataValidator, toolCallResultSchema } from './ai-assistant-tool-calls.schema.js'
 import { aiAssistantToolCallMethods, aiAssistantToolCallPath } from './ai-assistant-tool-calls.shared.js'

@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { verifyReferences } from '../../hooks/references.js'
-import { tenantOperation } from '../../engine/tenant-resource.js'
+import { tenantOperation } from '../../engine/tenant-operation.js'
 import { AutomationExecutionService } from './automations-executions.class.js'
 import { executionDataSchema, executionDataValidator, executionSchema } from './automations-executions.schema.js'
 import { executionMethods, executionPath } from './automations-executions.shared.js'

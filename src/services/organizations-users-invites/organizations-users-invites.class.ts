@@ -1,5 +1,5 @@
 import { BadRequest, Forbidden, MethodNotAllowed } from '@feathersjs/errors'
-import type { Id, NullableId } from '@feathersjs/feathers'
+import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'

@@ -1,6 +1,7 @@
 import type { Application, HookContext } from '../../declarations.js'
 import { verifyReferences } from '../../hooks/references.js'
-import { tenantOperation, tenantResource } from '../../engine/tenant-resource.js'
+import { tenantResource } from '../../engine/tenant-resource.js'
+import { tenantOperation } from '../../engine/tenant-operation.js'
 import { storage } from '../../storage/index.js'
 import { PRODUCT, ProductMediaReorderService, ProductMediaService, getOptions, sanitizeFileName } from './product-media.class.js'
 import {

@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantOperation } from '../../engine/tenant-resource.js'
+import { tenantOperation } from '../../engine/tenant-operation.js'
 import { AvailableSlotsService, getOptions } from './reservation-available-slots.class.js'
 import { availableSlotsQuerySchema, availableSlotsQueryValidator, availableSlotsSchema } from './reservation-available-slots.schema.js'
 import { availableSlotsMethods, availableSlotsPath } from './reservation-available-slots.shared.js'

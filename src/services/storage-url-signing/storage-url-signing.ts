@@ -1,5 +1,5 @@
 import type { Application } from '../../declarations.js'
-import { tenantOperation } from '../../engine/tenant-resource.js'
+import { tenantOperation } from '../../engine/tenant-operation.js'
 import { storage } from '../../storage/index.js'
 import { StorageUrlSigningService } from './storage-url-signing.class.js'
 import { signedUploadSchema, storageUrlSigningDataSchema, storageUrlSigningDataValidator } from './storage-url-signing.schema.js'
