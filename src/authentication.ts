@@ -178,10 +178,16 @@ class MembershipJwtStrategy extends JWTStrategy {
   }
 }
 
-/** E-mail addresses are stored lower-cased, so the login looks them up lower-cased too. */
+/**
+ * E-mail addresses are stored lower-cased, so the login looks them up lower-cased too. The
+ * account is read as stored (its password hash is never in what the users service sends).
+ */
 class CaseInsensitiveLocalStrategy extends LocalStrategy {
-  async findEntity(username: string, params: Params) {
-    return super.findEntity(typeof username === 'string' ? username.trim().toLowerCase() : username, params)
+  async findEntity(username: string) {
+    const email = typeof username === 'string' ? username.trim().toLowerCase() : ''
+    const user = email ? await (this.app as Application).get('knex')('users').where({ email }).first() : undefined
+    if (!user) throw new NotAuthenticated(this.configuration.errorMessage)
+    return user
   }
 }
 

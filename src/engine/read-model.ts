@@ -42,8 +42,8 @@ export interface CustomFieldsOutput {
 
 export interface ReadModelDeclaration {
   table: string
-  /** The record as the API sends it: its properties are what a read selects (absent: every column). */
-  schema?: TObject
+  /** The record as the API sends it: its properties are what a read selects. */
+  schema: TObject
   softDelete: boolean
   customFields?: CustomFieldsOutput
   /** Properties computed in SQL over the record's row (alias p). */
@@ -91,7 +91,7 @@ export class ReadModel {
     const columns = new Map((await columnsOf(this.base, this.table, db)).map((column) => [column.name, column]))
     const kept = (name: string) => !hidden.includes(name) && (!shape.select || name === 'id' || shape.select.includes(name))
     const members: string[] = []
-    for (const name of schema ? Object.keys(schema.properties) : columns.keys()) {
+    for (const name of Object.keys(schema.properties)) {
       if (!kept(name)) continue
       const column = columns.get(name)
       if (name in computed) members.push(`${computed[name]} AS ${quote(name)}`)

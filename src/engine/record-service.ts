@@ -31,7 +31,10 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
   filterable?: ReadonlySet<string>
   /** The keys a batch upsert may match records by (set by the resource factory from the declaration). */
   upsertKeys?: Record<string, UpsertKey>
-  /** How reads write the records (set by the resource factory from the declaration; the table's columns otherwise). */
+  /**
+   * How reads write the records: the schema of what is sent, and what is computed or hidden (set
+   * by the resource factory from its declaration; a service registered otherwise declares it).
+   */
   read?: Omit<ReadModelDeclaration, 'table' | 'softDelete'>
   /**
    * The trigger families the table relies on (trigger-families.ts), checked at start-up. With
@@ -109,9 +112,11 @@ export class RecordService<
     return this.options.Model
   }
 
-  /** The read model: the declared shape, or every column of the table when nothing was declared. */
+  /** The read model of the declared shape. */
   get model(): ReadModel {
-    this.readModel ??= new ReadModel(this.knex, { table: this.table, softDelete: this.softDelete, ...this.options.read })
+    const { read } = this.options
+    if (!read) throw new Error(`${this.table}: a RecordService needs options.read, the shape its reads send`)
+    this.readModel ??= new ReadModel(this.knex, { table: this.table, softDelete: this.softDelete, ...read })
     return this.readModel
   }
 

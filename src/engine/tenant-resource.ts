@@ -11,7 +11,7 @@ import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
-import { hidden, representRecord, resolveRecords } from '../hooks/resolve-records.js'
+import { externalProperties, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
 import { RecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
@@ -266,7 +266,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     service.options.read = {
       schema: schemas.result,
       customFields: options.customFields,
-      hidden: hiddenBy(options.resolvers?.external),
+      hidden: externalProperties(options.resolvers?.external),
       computed: computed && Object.fromEntries(Object.entries(computed).map(([name, sql]) => [name, typeof sql === 'function' ? sql(app) : sql]))
     }
   }
@@ -357,10 +357,6 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     after: after as any
   })
 }
-
-/** The properties an external resolver never sends. */
-const hiddenBy = (external?: Resolver<any, HookContext>) =>
-  external ? Object.entries(external.options.properties as Record<string, unknown>).filter(([, property]) => property === hidden).map(([name]) => name) : []
 
 /** A tenant resource's joins and resolvers, as it declared them. */
 export const declarationOf = (app: Application, path: string): Pick<TenantResourceOptions, 'joins' | 'resolvers'> | undefined =>

@@ -34,6 +34,14 @@ export const representRecord =
  */
 export const hidden = async (): Promise<undefined> => undefined
 
+/**
+ * The properties an external resolver takes out of what is sent: reads (src/engine/read-model.ts)
+ * never select them. A property it resolves otherwise (shown on some calls only, as a secret on
+ * create) is left out of reads too: a read is never such a call.
+ */
+export const externalProperties = (external?: Resolver<any, HookContext>): string[] =>
+  external ? Object.keys(external.options.properties as Record<string, unknown>) : []
+
 /** A resolver's properties: those it hides, and those it resolves (sorted once per resolver). */
 const propertiesOf = new WeakMap<Resolver<any, HookContext>, { hides: string[]; resolves: string[] }>()
 function splitProperties(resolver: Resolver<any, HookContext>) {

@@ -60,6 +60,7 @@ describe('the read model', () => {
     t = await startApp()
     tenant = await createTenant(t, 'Rendered')
     const member = await addMember(t, tenant, 'admin')
+    await post('/webhook-subscriptions', { url: 'https://hooks.example.test/crm', events: ['*'] })
     await post('/custom-fields', { entity_type: 'contact', key: 'source', name: 'Source', field_type: 'text' })
     await post('/custom-fields', { entity_type: 'contact', key: 'score', name: 'Score', field_type: 'number' })
     await post('/custom-fields', { entity_type: 'company', key: 'tier', name: 'Tier', field_type: 'text' })
@@ -113,7 +114,7 @@ describe('the read model', () => {
       expect(json(page.data), path).toEqual(expected)
       compared.push(path)
     }
-    expect(compared).toEqual(expect.arrayContaining(['companies', 'contacts', 'deals', 'deal-products', 'activities', 'conversations', 'organizations-users-invites', 'organizations-users', 'products', 'pipelines', 'custom-fields', 'channel-accounts', 'automations', 'ai-assistants', 'reservation-resources', 'activity-types']))
+    expect(compared).toEqual(expect.arrayContaining(['companies', 'contacts', 'deals', 'deal-products', 'activities', 'conversations', 'organizations-users-invites', 'organizations-users', 'products', 'pipelines', 'custom-fields', 'channel-accounts', 'automations', 'ai-assistants', 'reservation-resources', 'activity-types', 'webhook-subscriptions', 'webhook-deliveries']))
   })
 
   it('when every record is read by id, then it equals its stored row as the resolvers shape it, with the record joins', async () => {

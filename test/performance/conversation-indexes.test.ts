@@ -21,7 +21,7 @@ describe('conversation indexes', () => {
     const res = await request()
     t.db.removeListener('query', listener)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    const reads = statements.filter((s) => s.sql.startsWith('select') && s.sql.includes(`from "${table}"`))
+    const reads = statements.filter((s) => /^select/i.test(s.sql) && s.sql.includes(`from "${table}"`))
     expect(reads.length, statements.map((s) => s.sql).join('\n')).toBeGreaterThan(0)
     const plans = []
     for (const read of reads) {

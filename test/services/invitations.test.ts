@@ -556,7 +556,8 @@ describe('organization invitations', () => {
       expect(large.count).toBe(small.count)
       const one = await countQueries(t.db, () => t.http().get(`${INVITES}/${large.result.body.data[0].id}`).set(tenant.key))
       expect(one.result.body.organization).toMatchObject({ id: tenant.organization.id })
-      expect(one.count).toBeLessThanOrEqual(small.count)
+      // The role check reads the invitation as stored, then the answer is one statement.
+      expect(one.count).toBe(small.count + 1)
       await worker().deliverDue()
     })
   })

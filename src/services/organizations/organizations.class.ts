@@ -2,6 +2,7 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
 import { containsPattern } from '../../engine/like.js'
+import { organizationSchema } from './organizations.schema.js'
 import type { Organization, OrganizationData, OrganizationPatch, OrganizationQuery } from './organizations.schema.js'
 
 export type { Organization, OrganizationData, OrganizationPatch, OrganizationQuery }
@@ -31,5 +32,6 @@ export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
   name: 'organizations',
-  softDelete: false
+  softDelete: false,
+  read: { schema: organizationSchema }
 })

@@ -4,9 +4,12 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { LocalStrategy } from '@feathersjs/authentication-local'
 import type { Knex } from 'knex'
 import { RecordService } from '../../engine/record-service.js'
+import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { Application } from '../../declarations.js'
 import { hashToken, newToken } from '../../authentication.js'
 import { enqueueMail, tokenLink } from '../../mail/index.js'
+import { externalProperties } from '../../hooks/resolve-records.js'
+import { userExternalResolver, userSchema } from './users.schema.js'
 import type { EmailVerification, User, UserData, UserPatch, UserQuery } from './users.schema.js'
 
 export type { EmailVerification, User, UserData, UserPatch, UserQuery }
@@ -16,11 +19,7 @@ export interface UserParams extends KnexAdapterParams<UserQuery> {
   emailVerified?: boolean
 }
 
-export interface UserServiceOptions {
-  paginate: any
-  Model: Knex
-  name: string
-  softDelete: boolean
+export interface UserServiceOptions extends RecordServiceOptions {
   app: Application
 }
 
@@ -162,5 +161,6 @@ export const getOptions = (app: Application): UserServiceOptions => ({
   Model: app.get('knex'),
   name: 'users',
   softDelete: false,
+  read: { schema: userSchema, hidden: externalProperties(userExternalResolver) },
   app
 })
