@@ -10,6 +10,7 @@ import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
+import { oneObjectPerWrite } from './hooks/write-body.js'
 import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
@@ -96,7 +97,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(services)
   app.configure(publishInboxEvents)
 
-  app.hooks({ error: { all: [shapeServiceErrors] } })
+  app.hooks({ before: { all: [oneObjectPerWrite] }, error: { all: [shapeServiceErrors] } })
   app.hooks({
     teardown: [
       async (context: any, next: Next) => {

@@ -185,6 +185,15 @@ class CaseInsensitiveLocalStrategy extends LocalStrategy {
   }
 }
 
+/**
+ * A login is decided by its body alone (the strategy and its credentials): an x-api-key or
+ * Authorization header sent along is ignored, so it neither answers for the login nor changes
+ * how the account it verified is read back.
+ */
+const loginByBodyOnly = async (context: { params: Params }) => {
+  delete context.params.authentication
+}
+
 export const authentication = (app: Application) => {
   const auth = new AccountAuthenticationService(app)
   auth.register('jwt', new MembershipJwtStrategy())
@@ -192,6 +201,7 @@ export const authentication = (app: Application) => {
   const apiKeys = new ApiKeyStrategy()
   auth.register('api-key', apiKeys)
   app.use('authentication', auth, { koa: { before: [throttleFailedLogins(app)] } })
+  app.service('authentication').hooks({ before: { create: [loginByBodyOnly] } })
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {

@@ -26,7 +26,7 @@ import { attachRelations } from './joins.js'
 import { answerAsWire, wireRequests, wireShapeOf } from './wire-pages.js'
 import type { JoinSpec } from './joins.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
-import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
+import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
 import type { BatchDeclaration } from './batch-writes.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
@@ -436,7 +436,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), bodyOf(Boolean(batchWrites)), scopeFor(options)],
+    all: [validateQueries(options, flags), scopeFor(options)],
     find: [
       ...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []),
       ...(rules.find ?? []),
@@ -549,19 +549,6 @@ function scopeFor(options: TenantResourceOptions): ResourceHook {
   const tenant = scopeToTenant({ roles: options.batch ? batchRoles(options.roles) : options.roles })
   const { tokenCalls } = options
   return async (context) => (tokenCalls?.matches(context) ? tokenCalls.scope(context) : tenant(context))
-}
-
-/**
- * A write takes one JSON object: an array, a string or a number is a 400 before anything else
- * looks at it. A resource with batch writes takes an array of 1..100 records on create too.
- */
-const bodyOf = (batches: boolean): ResourceHook => async (context) => {
-  if (['find', 'get', 'remove'].includes(context.method)) return
-  const data = context.data
-  if (batches && context.method === 'create' && Array.isArray(data)) return checkSize(data.length)
-  if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    throw new BadRequest(batches ? 'The body must be one JSON object, or an array of records on create' : 'The body must be one JSON object: send one record at a time')
-  }
 }
 
 /** A PATCH without an id changes nothing unless the resource declares what such a call means. */
