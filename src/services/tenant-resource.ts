@@ -15,7 +15,7 @@ import type { Reference } from '../hooks/references.js'
 import { mapRecords, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
 import { databaseOf } from '../hooks/tenant-scope.js'
-import { MAX_IN_LIST, RecordId } from '../schemas.js'
+import { MAX_IN_LIST, RECORD_ID_MESSAGE, RecordId, isRecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
 import { definitionsFor, storeCustomFieldValues, valueProblem } from './custom-fields/custom-field-values.js'
 import type { CustomFieldDefinition } from './custom-fields/custom-field-values.js'
@@ -71,6 +71,8 @@ export interface TenantResourceOptions {
     data?: Resolver<any, HookContext>
     patch?: Resolver<any, HookContext>
   }
+  /** Fields of the answers that are secrets shown once, never kept or forwarded (src/secret-fields.ts). */
+  secretFields?: readonly string[]
   /** Ids a body may reference: each must be a live record (or member) of the same organization. */
   references?: Record<string, Reference>
   /** The roles a method needs ('all' for every method); absent: every member. */
@@ -152,6 +154,8 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
       takeSelect(context)
       return
     }
+    // Before any SQL: a malformed id inside a write's transaction would abort it.
+    if (context.id !== null && context.id !== undefined && !isRecordId(context.id)) throw fieldError('id', RECORD_ID_MESSAGE)
     if (query) {
       const kept: Record<string, unknown> = {}
       for (const [key, value] of Object.entries(query)) {
@@ -411,6 +415,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     events: [],
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
+    secretFields: options.secretFields,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
     koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(wire ? [wireRequests(wireGets)] : []), ...(options.koa?.before ?? [])] },
     docs: {

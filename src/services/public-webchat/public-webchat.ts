@@ -52,7 +52,7 @@ const PATHS = {
 export const publicWebchat = (app: Application) => {
   const koa = { before: [limitPerAddress(app)] }
   app.use(webchatSessionPath, new WebchatSessionService(app), {
-    methods: ['create'], events: [], koa, docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
+    methods: ['create'], events: [], koa, secretFields: ['visitor_token'], docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
   } as any)
   app.use(webchatMessagePath, new WebchatMessageService(app), { methods: ['find', 'create'], events: [], koa } as any)
   app.service(webchatSessionPath).hooks({ before: { create: [schemaHooks.validateData(webchatSessionDataValidator)] } })
