@@ -18,6 +18,8 @@ export const configurationSchema = Type.Intersect([
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
+    /** Seconds a SIGTERM or SIGINT gives the requests in flight before the process exits anyway (index.ts). */
+    shutdownTimeoutS: Type.Number({ exclusiveMinimum: 0 }),
     /** Megabytes of record texts a wire page may reuse (record-texts.ts); 0 keeps none. */
     recordCacheMb: Type.Number({ minimum: 0 }),
     /** Megabytes of whole list pages kept with their tables' change mark (record-pages.ts); 0 keeps none. */

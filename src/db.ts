@@ -6,6 +6,7 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { checkDatabaseUrl, lockDataDir } from './startup.js'
+import { handleConnectionErrors } from './db-connections.js'
 import { recordTextsOf } from './services/record-texts.js'
 import { recordPagesOf } from './services/record-pages.js'
 
@@ -63,10 +64,11 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
   } as Knex.Config
 }
 
-// knex warns of every failed connection attempt with its stack; the error itself still reaches
-// the caller (start-up prints it as one line, a request answers 503), so the warning is noise.
-const warnUnlessAcquireError = (message: string) => {
-  if (!String(message).startsWith('Acquire connection error')) console.warn(message)
+// knex warns of every failed connection attempt with its stack, and of every connection it
+// discards because the server dropped it; the error itself still reaches the caller (start-up
+// prints it as one line, a request answers 503), so the warning is noise.
+const warnUnlessConnectionError = (message: string) => {
+  if (!/^(Acquire connection error|Connection Error)/.test(String(message))) console.warn(message)
 }
 
 /** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
@@ -77,7 +79,7 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
       client: 'pg',
       connection: databaseUrl,
       pool: { min: 0, max: poolSize },
-      log: { warn: warnUnlessAcquireError }
+      log: { warn: warnUnlessConnectionError }
     })
   }
   return knex(await embeddedConfig(databaseUrl, dataDir))
@@ -118,9 +120,10 @@ export function plannedOncePool(db: Knex): pg.Pool {
     const settings = (db.client as unknown as { connectionSettings: pg.PoolConfig }).connectionSettings
     const options = [settings.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ')
     // Idle connections close after 30 s, as knex's do (a new one prepares its statements again).
-    pool = new pg.Pool({ ...settings, options, max: db.client.config.pool?.max ?? 10, idleTimeoutMillis: 30_000, allowExitOnIdle: true })
-    // An idle connection the server drops is removed by the pool; the next statement opens another.
-    pool.on('error', () => {})
+    // A connection the server drops is discarded (handleConnectionErrors); the next statement opens another.
+    pool = handleConnectionErrors(
+      new pg.Pool({ ...settings, options, max: db.client.config.pool?.max ?? 10, idleTimeoutMillis: 30_000, allowExitOnIdle: true })
+    )
     plannedOncePools.set(db, pool)
   }
   return pool

@@ -153,6 +153,14 @@ const ERROR_RESPONSES: Record<number, { name: string; body: Record<string, unkno
       headers: { ...rateLimitHeaderRefs, 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' }, example: 3 } },
       ...json(ref('schemas', 'Error'), errorExample('TooManyRequests', 429, 'too-many-requests', 'Rate limit exceeded', { data: { limit: 1000, current: 1001, window: 3600, retryAfter: 3 } }))
     }
+  },
+  503: {
+    name: 'Unavailable',
+    body: {
+      description: 'A connection the request needed was lost (a database failover or restart): send it again after Retry-After seconds (a read has already been tried twice)',
+      headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' }, example: 1 } },
+      ...json(ref('schemas', 'Error'), errorExample('Unavailable', 503, 'unavailable', 'The service lost a connection it needed; send the request again', { data: { retryAfter: 1 } }))
+    }
   }
 }
 
@@ -160,7 +168,7 @@ const ERROR_RESPONSES: Record<number, { name: string; body: Record<string, unkno
 function errorCodes(pathKey: string, method: string, operation: any): number[] {
   const isPublic = Array.isArray(operation.security) && operation.security.length === 0
   const namesRecord = pathKey.includes('{')
-  return [400, ...(isPublic ? [] : [401, 403]), ...(namesRecord ? [404] : []), ...(WRITES.has(method) ? [409] : []), 429]
+  return [400, ...(isPublic ? [] : [401, 403]), ...(namesRecord ? [404] : []), ...(WRITES.has(method) ? [409] : []), 429, 503]
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -60,6 +60,8 @@ export class OutboxWorker {
   private running: Promise<unknown> | undefined
   private again = false
   private stopped = true
+  /** Set by stop() (shutdown): the pass under way claims nothing more and gives back what it has not started. */
+  private stopping = false
 
   constructor(protected options: OutboxWorkerOptions) {}
 
@@ -74,11 +76,13 @@ export class OutboxWorker {
 
   start() {
     this.stopped = false
+    this.stopping = false
     this.schedule()
   }
 
   async stop() {
     this.stopped = true
+    this.stopping = true
     clearTimeout(this.timer)
     await this.running
   }
@@ -105,13 +109,26 @@ export class OutboxWorker {
   async deliverDue(): Promise<DeliveryReport> {
     const report = this.emptyReport()
     for (;;) {
-      const claimed = await this.claim()
+      const claimed = this.stopping ? [] : await this.claim()
       if (claimed.length === 0) return report
-      for (const job of claimed) {
+      for (const [started, job] of claimed.entries()) {
+        if (this.stopping) {
+          await this.giveBack(claimed.slice(started))
+          break
+        }
         const label = await this.runOne(job)
         report[label] = (report[label] ?? 0) + 1
       }
     }
+  }
+
+  /** Claimed jobs not started when the worker stops: due again at once, for any worker, the attempt not counted. */
+  private async giveBack(jobs: OutboxJob[]) {
+    const { db } = this.options
+    await db(OUTBOX_TABLE)
+      .where({ status: 'running' })
+      .whereIn(['id', 'attempts'], jobs.map((job) => [job.id, job.attempts]))
+      .update({ status: 'pending', attempts: db.raw('attempts - 1'), next_attempt_at: db.fn.now(), updated_at: db.fn.now() })
   }
 
   private emptyReport(): DeliveryReport {

@@ -6,6 +6,7 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import { containsPattern } from './like.js'
 import { plannedOncePool } from '../db.js'
+import { releaseError } from '../db-connections.js'
 import type { MarkedTables } from './joins.js'
 import { NO_VERSION, changeMark, inlineRelationVersions, inlineRelationsSelect, markedTables, relationTables, relationsMark } from './joins.js'
 import { recordPagesOf } from './record-pages.js'
@@ -122,11 +123,16 @@ export async function runStatement<T>(db: Knex, name: string | undefined, text: 
   // A named statement outside a transaction runs on the connections that plan it once (plannedOncePool).
   const pool = name && !(db as any).isTransaction ? plannedOncePool(db) : undefined
   const connection = pool ? await pool.connect() : await client.acquireConnection()
+  let failure: unknown
   try {
     client.emit('query', { method: 'select', sql: text, bindings: values, name, __knexUid: connection.__knexUid })
     return (await connection.query({ name, text, values, types })).rows as T[]
+  } catch (error) {
+    failure = error
+    throw error
   } finally {
-    if (pool) connection.release()
+    // A lost connection is discarded, not given back to the next statement.
+    if (pool) connection.release(releaseError(failure))
     else await client.releaseConnection(connection)
   }
 }
