@@ -71,6 +71,8 @@ export const configurationSchema = Type.Intersect([
     messageRetryBaseMs: Type.Number({ minimum: 0 }),
     messageMaxAttempts: Type.Integer({ minimum: 1 }),
     messagePollIntervalMs: Type.Number({ minimum: 0 }),
+    /** Seconds a claimed outbox job stays its worker's without a heartbeat (src/outbox/worker.ts). */
+    outboxLeaseS: Type.Number({ minimum: 1 }),
     /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
     channelSecretsKey: Type.String(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
