@@ -1,7 +1,8 @@
 import type { Application, HookContext } from '../../declarations.js'
 import { newToken } from '../../authentication.js'
 import { fieldError, fieldErrors } from '../../hooks/errors.js'
-import { loadBefore } from '../../hooks/tenant-scope.js'
+import { databaseOf, loadBefore } from '../../hooks/tenant-scope.js'
+import { readCredentials, verifyWithProvider } from '../../channels/accounts.js'
 import { channelSecretsKey, encryptSecret } from '../../channels/secrets.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ChannelAccountService, getOptions } from './channel-accounts.class.js'
@@ -32,27 +33,44 @@ async function validateNested(validator: (data: unknown) => Promise<unknown>, va
 
 /**
  * config is checked against its channel's schema and its provider id kept in a column (unique
- * among live accounts); credentials are checked, then encrypted (AES-256-GCM) before anything
- * stores them. A provider channel needs its credentials from the start: without them nothing
- * could be verified or sent.
+ * among live accounts); credentials are checked, then verified with the provider together with
+ * the config (verifyWithProvider), then encrypted bound to the account's id (AES-256-GCM) before
+ * anything stores them. A provider channel needs its credentials from the start: without them
+ * nothing could be verified or sent. With an Idempotency-Key the write's transaction is open
+ * while the provider answers (at most its time limit).
  */
 const checkConfigAndCredentials = async (context: AccountContext) => {
   const data = context.data as Record<string, any>
-  const channel: AccountChannel = context.method === 'create' ? data.channel : (await loadBefore(context)).channel
+  const before = context.method === 'patch' ? await loadBefore(context) : undefined
+  const channel: AccountChannel = before?.channel ?? data.channel
+  let config: Record<string, any> | undefined
   if (data.config !== undefined) {
-    const config = (await validateNested(configValidators[channel], data.config, 'config')) as Record<string, any>
+    config = (await validateNested(configValidators[channel], data.config, 'config')) as Record<string, any>
     const idField = PROVIDER_ID_FIELD[channel]
     data.provider_id = idField ? String(config[idField]) : null
     data.config = JSON.stringify(config)
   }
   const validator = credentialValidators[channel]
+  let credentials: Record<string, string> | undefined
   if (data.credentials !== undefined) {
     if (!validator) throw fieldError('credentials', `are not used on ${channel}`)
-    const credentials = await validateNested(validator, data.credentials, 'credentials')
-    data.credentials = encryptSecret(channelSecretsKey(context.app), credentials as Record<string, unknown>)
-  } else if (context.method === 'create' && validator) {
+    credentials = (await validateNested(validator, data.credentials, 'credentials')) as Record<string, string>
+  } else if (!before && validator) {
     throw fieldError('credentials', `are required on ${channel}: ${Object.keys((validator as any).schema?.properties ?? {}).join(', ') || 'see docs/channels.md'}`)
   }
+  if (!validator || (!config && !credentials)) return
+  const usable = credentials ?? readCredentials(context.app, before as { id: number; credentials: string | null })
+  if (!usable) throw fieldError('credentials', 'cannot be read: send them again')
+  await verifyWithProvider(context.app, channel, config ?? before!.config, usable)
+  if (credentials) data.credentials = encryptSecret(channelSecretsKey(context.app), credentials, before?.id ?? (await reserveId(context)))
+}
+
+/** The id a new account will have, taken before its insert: its credentials are encrypted bound to it. */
+async function reserveId(context: AccountContext): Promise<number> {
+  const { rows } = await databaseOf(context).raw("SELECT nextval(pg_get_serial_sequence('channel_accounts', 'id'))::int AS id")
+  const data = context.data as Record<string, any>
+  data.id = rows[0].id
+  return data.id
 }
 
 /** The tokens the organization pastes into the provider's console or its site: random, per account. */
@@ -68,7 +86,7 @@ export const channelAccount = (app: Application) =>
     path: channelAccountPath,
     service: new ChannelAccountService(getOptions(app)),
     methods: channelAccountMethods,
-    description: "Connected WhatsApp numbers, Facebook pages, Instagram accounts, Twilio numbers and site widgets (docs/channels.md). Owners and admins create, change and delete them; members read. Credentials are write-only. One live account per provider id in any organization (409). $limit at most 50.",
+    description: "Connected WhatsApp numbers, Facebook pages, Instagram accounts, Twilio numbers and site widgets (docs/channels.md). Owners and admins create, change and delete them; members read. Credentials are write-only, and the provider is asked whether it accepts them for the account's id before anything is stored (400 on credentials when it refuses, 503 when it cannot be reached). One live account per provider id in any organization (409, only with accepted credentials). $limit at most 50.",
     schemas: { result: channelAccountSchema, data: channelAccountDataSchema, patch: channelAccountPatchSchema, query: channelAccountQuerySchema },
     validators: { query: channelAccountQueryValidator, data: channelAccountDataValidator, patch: channelAccountPatchValidator },
     resolvers: { result: [channelAccountResolver], external: channelAccountExternalResolver },
