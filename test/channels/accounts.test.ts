@@ -201,9 +201,10 @@ describe('channel accounts', () => {
     })
   })
 
-  it('when a web chat widget is connected, then it has a widget_token, no webhook_url and takes no credentials', async () => {
+  it('when a web chat widget is connected, then it has a widget_token, its identity secret (the only credential, made by the server), no webhook_url, and takes no credentials', async () => {
     const widget = await connectWebchat(t, acme, { allowed_origins: ['https://shop.example.test'] })
-    expect(widget).toMatchObject({ channel: 'webchat', webhook_url: null, has_credentials: false, config: { title: 'Chat with us', allowed_origins: ['https://shop.example.test'] } })
+    expect(widget).toMatchObject({ channel: 'webchat', webhook_url: null, has_credentials: true, config: { title: 'Chat with us', allowed_origins: ['https://shop.example.test'] } })
+    expect(widget.identity_secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(widget.widget_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     const withSecret = await t.http().post('/channel-accounts').set(acme.key).send({ channel: 'webchat', name: 'w', config: {}, credentials: { token: 'x' } })
     expect(withSecret.status).toBe(400)

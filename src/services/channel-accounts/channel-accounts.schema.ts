@@ -74,6 +74,9 @@ export const channelAccountSchema = Type.Object(
     verify_token: Type.String({ description: "Meta's webhook verify token: paste it next to the callback URL" }),
     widget_token: Nullable(Type.String({ description: 'webchat only: the public token of the site widget' })),
     has_credentials: Type.Boolean({ description: 'whether readable credentials are stored; false when they cannot be read (send them again)' }),
+    identity_secret: Type.Optional(Type.String({
+      description: "webchat only: the key your site's back end signs its users' ids with (docs/channels.md); answered once, by create and by rotate_identity_secret"
+    })),
     ...softDeleteTimestamps
   },
   { $id: 'ChannelAccount', additionalProperties: false }
@@ -99,7 +102,8 @@ export const channelAccountPatchSchema = Type.Object(
     name: Type.Optional(channelAccountSchema.properties.name),
     is_active: Type.Optional(Type.Boolean()),
     config: Type.Optional({ ...ConfigField, description: 'replaces the whole config' }),
-    credentials: Type.Optional({ ...CredentialsField, description: 'replaces every credential of the account' })
+    credentials: Type.Optional({ ...CredentialsField, description: 'replaces every credential of the account' }),
+    rotate_identity_secret: Type.Optional(Type.Literal(true, { description: 'webchat only: a new identity secret replaces the old one, answered once as identity_secret' }))
   },
   { $id: 'ChannelAccountPatch', additionalProperties: false, minProperties: 1 }
 )

@@ -4,6 +4,7 @@ import { fieldError, fieldErrors } from '../../hooks/errors.js'
 import { databaseOf, loadBefore } from '../../hooks/tenant-scope.js'
 import { readCredentials, verifyWithProvider } from '../../channels/accounts.js'
 import { channelSecretsKey, encryptSecret } from '../../channels/secrets.js'
+import { newIdentitySecret } from '../../channels/webchat-identity.js'
 import { tenantResource } from '../tenant-resource.js'
 import { ChannelAccountService, getOptions } from './channel-accounts.class.js'
 import {
@@ -81,6 +82,41 @@ const issueTokens = async (context: AccountContext) => {
   data.widget_token = data.channel === 'webchat' ? newToken() : null
 }
 
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** The web-chat identity secret this call made, for its answer only. */
+    identitySecret?: string
+  }
+}
+
+/**
+ * A web-chat widget's identity secret (src/channels/webchat-identity.ts) is made by the server:
+ * with a new widget, and again on PATCH {rotate_identity_secret: true} (which also gives one to
+ * a widget made before there were any). Only the call that made it answers it.
+ */
+const issueIdentitySecret = async (context: AccountContext) => {
+  const accountId = await widgetNeedingSecret(context)
+  if (accountId === undefined) return
+  const { secret, credentials } = newIdentitySecret(context.app, accountId)
+  ;(context.data as Record<string, any>).credentials = credentials
+  context.params.identitySecret = secret
+}
+
+/** The id of the widget this call gives a new identity secret to, if any. */
+async function widgetNeedingSecret(context: AccountContext): Promise<number | undefined> {
+  const data = context.data as Record<string, any>
+  if (context.method === 'create') return data.channel === 'webchat' ? reserveId(context) : undefined
+  if (data.rotate_identity_secret === undefined) return undefined
+  delete data.rotate_identity_secret
+  const before = await loadBefore(context)
+  if (before.channel !== 'webchat') throw fieldError('rotate_identity_secret', 'applies to webchat accounts only')
+  return before.id
+}
+
+const answerIdentitySecret = async (context: AccountContext) => {
+  if (context.params.identitySecret) context.result = { ...context.result, identity_secret: context.params.identitySecret } as any
+}
+
 export const channelAccount = (app: Application) =>
   tenantResource(app, {
     path: channelAccountPath,
@@ -91,7 +127,9 @@ export const channelAccount = (app: Application) =>
     validators: { query: channelAccountQueryValidator, data: channelAccountDataValidator, patch: channelAccountPatchValidator },
     resolvers: { result: [channelAccountResolver], external: channelAccountExternalResolver },
     roles: { create: ['owner', 'admin'], patch: ['owner', 'admin'], remove: ['owner', 'admin'] },
-    rules: { create: [checkConfigAndCredentials, issueTokens], patch: [checkConfigAndCredentials] }
+    rules: { create: [checkConfigAndCredentials, issueTokens, issueIdentitySecret], patch: [checkConfigAndCredentials, issueIdentitySecret] },
+    after: { create: [answerIdentitySecret], patch: [answerIdentitySecret] },
+    secretFields: ['identity_secret']
   })
 
 declare module '../../declarations.js' {
