@@ -1,5 +1,5 @@
 /**
- * Where a request's time goes: `npm run bench:profile -- [--scenario 1] [--duration 20]
+ * Where a request's time goes: `npm run bench:profile -- [--scenario get] [--duration 20]
  * [--warmup 5] [--connections 50] [--service-dir DIR] [--top 25] [--allocations]`, or
  * `-- --summarize FILE.cpuprofile` for a profile taken elsewhere.
  *
@@ -17,16 +17,18 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createKnex } from '../src/db.js'
-import { SCENARIOS, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
+import { SIDES, loadFixtures, loadScenario, serviceEnvironment } from './scenarios.js'
 import { benchDatabaseUrl, freePort, nodeProcesses, serviceScript, startServer } from './processes.js'
 
 const { values: flags } = parseArgs({
   options: {
-    scenario: { type: 'string', default: '1' },
+    // A service side of the benchmark (bench/scenarios.ts), e.g. get, deals-mix, search.
+    scenario: { type: 'string', default: 'get' },
     scale: { type: 'string', default: '1' },
     duration: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
+    seed: { type: 'string', default: '37' },
     'service-dir': { type: 'string' },
     top: { type: 'string', default: '25' },
     summarize: { type: 'string' },
@@ -166,11 +168,11 @@ async function main() {
   const adminUrl = process.env.DATABASE_URL
   if (!adminUrl) throw new Error('Set DATABASE_URL to the Postgres server of the benchmark database (seeded by npm run bench).')
   const benchUrl = benchDatabaseUrl(adminUrl)
-  const scenario = SCENARIOS.find((s) => s.id === flags.scenario && s.server === 'service')
-  if (!scenario) throw new Error(`No service scenario '${flags.scenario}'`)
+  const scenario = SIDES.find((side) => side.id === flags.scenario && side.server === 'service')
+  if (!scenario) throw new Error(`No service scenario '${flags.scenario}'; they are: ${SIDES.filter((side) => side.server === 'service').map((side) => side.id).join(', ')}`)
   const db = await createKnex(benchUrl.toString(), './data', 2)
   const fixtures = await (async () => {
-    // As before a benchmark run: a profile taken after a run's writes (scenarios 5, 7, B) would
+    // As before a benchmark run: a profile taken after a run's writes would
     // otherwise read heap pages the visibility map no longer covers (docs/performance.md).
     await db.raw('VACUUM (ANALYZE)')
     return loadFixtures(db, Number(flags.scale))
@@ -195,11 +197,11 @@ async function main() {
   const duration = Number(flags.duration)
   let requests = 0
   try {
-    const load = (seconds: number) => loadScenario(server.url, scenario, fixtures, seconds, Number(flags.connections))
-    await load(Number(flags.warmup))
+    const load = (seed: string, seconds: number) => loadScenario(server.url, scenario, fixtures, seed, seconds, Number(flags.connections))
+    await load(`${flags.seed}:warm-up`, Number(flags.warmup))
     if (flags.allocations) toggleSampler()
     const cpuBefore = server.cpuMs()
-    const result = await load(duration)
+    const result = await load(`${flags.seed}:profile`, duration)
     if (flags.allocations) toggleSampler()
     const cpuPerRequest = (server.cpuMs() - cpuBefore) / Math.max(result.requests.total, 1)
     requests = result['2xx']

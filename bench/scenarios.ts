@@ -2,189 +2,153 @@ import crypto from 'node:crypto'
 import autocannon from 'autocannon'
 import type { Knex } from 'knex'
 import type { SeedSummary } from './seed.js'
-import type { BenchRequest } from './http.js'
+import { ACTIVITY_TYPES } from './seed.js'
+import {
+  Draw, activitiesMix, completeActivities, contactsMix, conversationThread, createContact, createContacts, dealsMix, getCompany, getContact,
+  openInbox, searchContacts, syncPage, updateContact
+} from './streams.js'
+import type { StreamFactory } from './streams.js'
 
-/** What a scenario needs to build random requests: ids and ranges of the large organization. */
+/** What the streams draw from: ids, sizes and value shares of the large organization. */
 export interface Fixtures {
   seed: SeedSummary
+  organizationId: number
+  /** The user of the organization's API key: the creator of what the service creates. */
+  keyUserId: number
+  userIds: number[]
+  pipelineIds: number[]
+  activityTypes: string[]
   contactIds: Int32Array
   companyIds: Int32Array
+  dealIds: Int32Array
   activityIds: Int32Array
-  /** WhatsApp conversations of the large organization (their messages are read on one path). */
   whatsappConversationIds: Int32Array
-  firstActivityDate: string
-  activityDays: number
-  /** The distinct updated_at of the large organization's contacts (deleted ones included): where sync cursors fall. */
+  /** Every day from the first activity to the last, with its live activities. */
+  activityDays: { date: string; activities: number }[]
+  /** The distinct updated_at of the organization's contacts (deleted ones included): where sync cursors fall. */
   contactUpdatedAts: string[]
+  sizes: { contacts: number; deals: number }
+  /** 'table.column' to each value's share of the live rows, for a filtered list's expected size. */
+  shares: Record<string, Map<string, number>>
 }
 
-export type ServerName = 'service' | 'baseline' | 'service without rate limit'
+export type ServerName = 'service' | 'bare' | 'service without rate limit'
 
-export interface Scenario {
+/** One measured load: a server and the stream of requests it is sent. */
+export interface Side {
   id: string
   title: string
   server: ServerName
-  /** p99 target in ms, where the issue sets one. */
-  p99TargetMs?: number
-  /** Throughput target in 2xx answers per second, where the issue sets one. */
-  minReqPerSec?: number
-  /** Records each request writes, where scenarios compare writes per record (B-single, B-batch). */
+  stream: StreamFactory
+  /** The bare server's path for the service's, where the bare server writes somewhere else (the plain copy). */
+  route?: (path: string) => string
+  /** Records each request writes, where writes are compared per record. */
   records?: number
-  request: (f: Fixtures) => BenchRequest
 }
 
-// 3-4 letter pieces of the seeded names (folded: search is accent-insensitive).
-const SEARCH_TERMS = ['ada', 'lov', 'turi', 'hop', 'mull', 'jose', 'garc', 'ivan', 'chen', 'sven', 'zoe', 'lind', 'knu', 'ritc', 'nune', 'wang', 'bjor', 'kim']
-
-const randomOf = (ids: Int32Array) => ids[crypto.randomInt(ids.length)]
-
-/** A random week of the large organization's activities with their relations (scenario 6). */
-function weekOfActivities(f: Fixtures): BenchRequest {
-  const from = addDays(f.firstActivityDate, crypto.randomInt(Math.max(1, f.activityDays - 7)))
-  return {
-    method: 'GET', path: '/activities', headers: key(f),
-    body: { query: { organization_id: f.seed.large.organizationId, start_date: { $gte: from, $lte: addDays(from, 6) }, fastJoinForActivityList: true } }
-  }
+/**
+ * Sides measured together, in A B … B A order over the rounds, each round with one stream seed
+ * for all of them: sides with the same stream factory are sent the same requests.
+ */
+export interface Group {
+  id: string
+  sides: Side[]
+  /** Not in issue 37's set: run only when --only names it. */
+  extra?: boolean
 }
 
-export const SCENARIOS: Scenario[] = [
+const toPlainCopy = (path: string) => path.replace(/^\/contacts/, '/plain-contacts')
+
+/** A service side and a bare side, sent the same requests. */
+function againstBare(id: string, title: string, stream: StreamFactory): Group {
+  return { id, sides: [{ id, title, server: 'service', stream }, { id: `${id}-bare`, title: `bare: ${title}`, server: 'bare', stream }] }
+}
+
+export const GROUPS: Group[] = [
   {
-    id: '1', title: 'GET /contacts/:id', server: 'service',
-    request: (f) => ({ method: 'GET', path: `/contacts/${randomOf(f.contactIds)}`, headers: key(f) })
+    id: 'create',
+    sides: [
+      { id: 'create', title: 'POST /contacts', server: 'service', stream: createContact, records: 1 },
+      { id: 'create-plain', title: 'bare INSERT into the plain copy', server: 'bare', stream: createContact, route: toPlainCopy, records: 1 },
+      { id: 'create-contacts', title: 'bare INSERT into contacts', server: 'bare', stream: createContact, records: 1 },
+      { id: 'batch', title: 'POST /contacts, an array of 100', server: 'service', stream: createContacts(100), records: 100 }
+    ]
   },
   {
-    id: '1b', title: 'GET /contacts/:id (baseline: node:http + pg)', server: 'baseline',
-    request: (f) => ({ method: 'GET', path: `/contacts/${randomOf(f.contactIds)}` })
+    id: 'update',
+    sides: [
+      { id: 'update', title: 'PATCH /contacts/:id', server: 'service', stream: updateContact },
+      { id: 'update-plain', title: 'bare UPDATE of the plain copy', server: 'bare', stream: updateContact, route: toPlainCopy },
+      { id: 'update-contacts', title: 'bare UPDATE of contacts', server: 'bare', stream: updateContact }
+    ]
   },
+  againstBare('get', 'GET /contacts/:id', getContact),
+  againstBare('contacts-mix', 'contacts pages, 1 in 20 a write', contactsMix),
+  againstBare('deals-mix', 'deals pages with joins, 1 in 20 a write', dealsMix),
+  againstBare('activities-mix', 'activity weeks with joins, 1 in 20 a write', activitiesMix),
+  { id: 'search', sides: [{ id: 'search', title: 'POST /contacts search, searchIn name, 3-4 letters', server: 'service', stream: searchContacts }] },
+  { id: 'bulk-done', extra: true, sides: [{ id: 'bulk-done', title: 'PATCH /activities, done on 100 ids', server: 'service', stream: completeActivities }] },
+  { id: 'inbox', extra: true, sides: [{ id: 'inbox', title: 'GET /conversations, open inbox, fastJoinForConversationList, $limit 50', server: 'service', stream: openInbox }] },
+  { id: 'thread', extra: true, sides: [{ id: 'thread', title: "GET /conversation-messages-whatsapp, a conversation's last 50", server: 'service', stream: conversationThread }] },
+  { id: 'sync', extra: true, sides: [{ id: 'sync', title: 'GET /contacts, $withDeleted keyset page, $limit 100', server: 'service', stream: syncPage }] },
   {
-    id: '2', title: 'GET /contacts, default page, filters in the GET body', server: 'service', p99TargetMs: 50,
-    request: (f) => ({ method: 'GET', path: '/contacts', headers: key(f), body: { query: { organization_id: f.seed.large.organizationId } } })
-  },
-  {
-    id: '3', title: 'GET /deals, fastJoinForDealsList, $limit 50', server: 'service', p99TargetMs: 50,
-    request: (f) => ({
-      method: 'GET', path: '/deals', headers: key(f),
-      body: { query: { organization_id: f.seed.large.organizationId, fastJoinForDealsList: true, $limit: 50 } }
-    })
-  },
-  {
-    id: '4', title: 'POST /contacts search, searchIn name, 3-4 letters', server: 'service', p99TargetMs: 100, minReqPerSec: 300,
-    request: (f) => ({
-      method: 'POST', path: '/contacts', headers: { ...key(f), 'x-service-method': 'search' },
-      body: { organization_id: f.seed.large.organizationId, searchIn: 'name', searchTerm: SEARCH_TERMS[crypto.randomInt(SEARCH_TERMS.length)] }
-    })
-  },
-  {
-    id: '5', title: 'POST /contacts (create)', server: 'service',
-    request: (f) => {
-      const n = crypto.randomInt(1_000_000_000)
-      return {
-        method: 'POST', path: '/contacts', headers: key(f),
-        body: { first_name: 'Bench', last_name: `Created ${n}`, email: `bench.created.${n}@example.com`, company_id: randomOf(f.companyIds) }
-      }
-    }
-  },
-  {
-    id: '6', title: 'GET /activities, one-week start_date range, fastJoinForActivityList', server: 'service', p99TargetMs: 50,
-    request: (f) => weekOfActivities(f)
-  },
-  {
-    // Scenario 6 while the organization's activities are written: each write moves their change
-    // mark, so the pages kept (src/services/record-pages.ts) are read again. What a week costs
-    // when pages cannot be kept.
-    id: '6w', title: 'GET /activities as in 6, with 1 request in 50 a PATCH of one activity', server: 'service',
-    request: (f) => crypto.randomInt(50) === 0
-      ? { method: 'PATCH', path: `/activities/${randomOf(f.activityIds)}`, headers: key(f), body: { done: crypto.randomInt(2) === 1 } }
-      : weekOfActivities(f)
-  },
-  {
-    id: '7', title: 'PATCH /activities bulk done, 100 ids', server: 'service',
-    request: (f) => ({
-      method: 'PATCH', path: '/activities', headers: key(f),
-      body: { ids: Array.from({ length: 100 }, () => randomOf(f.activityIds)).filter(unique), done: crypto.randomInt(2) === 1 }
-    })
-  },
-  {
-    id: 'C1', title: 'GET /conversations, open inbox, last_message_at desc, fastJoinForConversationList, $limit 50', server: 'service',
-    request: (f) => ({
-      method: 'GET', path: '/conversations', headers: key(f),
-      body: { query: { organization_id: f.seed.large.organizationId, status: 'open', $sort: { last_message_at: -1 }, fastJoinForConversationList: true, $limit: 50 } }
-    })
-  },
-  {
-    id: 'C2', title: "GET /conversation-messages-whatsapp, a conversation's last 50 messages", server: 'service',
-    request: (f) => ({
-      method: 'GET', path: '/conversation-messages-whatsapp', headers: key(f),
-      body: { query: { organization_id: f.seed.large.organizationId, conversation_id: randomOf(f.whatsappConversationIds), $sort: { created_at: -1 }, $limit: 50 } }
-    })
-  },
-  {
-    id: 'S1', title: 'GET /contacts, $withDeleted keyset page ($after a random cursor), $limit 100', server: 'service', p99TargetMs: 50,
-    request: (f) => ({
-      method: 'GET', path: '/contacts', headers: key(f),
-      body: {
-        query: {
-          organization_id: f.seed.large.organizationId, $withDeleted: true, $limit: 100, $sort: { updated_at: 1, id: 1 },
-          $after: { updated_at: f.contactUpdatedAts[crypto.randomInt(f.contactUpdatedAts.length)], id: randomOf(f.contactIds) }
-        }
-      }
-    })
-  },
-  {
-    id: 'B-single', title: 'POST /contacts, one contact per request', server: 'service', records: 1,
-    request: (f) => ({ method: 'POST', path: '/contacts', headers: key(f), body: benchContact(f) })
-  },
-  {
-    id: 'B-batch', title: 'POST /contacts, an array of 100 contacts per request', server: 'service', records: 100,
-    request: (f) => ({ method: 'POST', path: '/contacts', headers: key(f), body: Array.from({ length: 100 }, () => benchContact(f)) })
-  },
-  {
-    id: 'L-on', title: 'GET /companies/:id, rate limiter on', server: 'service',
-    request: (f) => ({ method: 'GET', path: `/companies/${randomOf(f.companyIds)}`, headers: key(f) })
-  },
-  {
-    id: 'L-off', title: 'GET /companies/:id, rate limiter off', server: 'service without rate limit',
-    request: (f) => ({ method: 'GET', path: `/companies/${randomOf(f.companyIds)}`, headers: key(f) })
+    id: 'limiter',
+    extra: true,
+    sides: [
+      { id: 'limiter-on', title: 'GET /companies/:id, rate limiter on', server: 'service', stream: getCompany },
+      { id: 'limiter-off', title: 'GET /companies/:id, rate limiter off', server: 'service without rate limit', stream: getCompany }
+    ]
   }
 ]
 
-const key = (f: Fixtures) => ({ 'x-api-key': f.seed.large.apiKey })
-/** A contact as an import sends it: names, a unique e-mail, a company of the organization. */
-const benchContact = (f: Fixtures) => {
-  const n = crypto.randomInt(1_000_000_000)
-  return { first_name: 'Bench', last_name: `Imported ${n}`, email: `bench.imported.${n}@example.com`, company_id: randomOf(f.companyIds) }
-}
-const unique = <T>(value: T, index: number, all: T[]) => all.indexOf(value) === index
-const addDays = (date: string, days: number) => new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10)
+export const SIDES = GROUPS.flatMap((group) => group.sides)
 
+/** A side's stream for one seed: its requests, routed to the bare server's paths where the side says so. */
+export function streamOf(side: Side, fixtures: Fixtures, seed: string) {
+  const next = side.stream(fixtures, new Draw(seed))
+  return side.route ? () => { const request = next(); return { ...request, path: side.route!(request.path) } } : next
+}
 
 export async function loadFixtures(db: Knex, scale: number): Promise<Fixtures> {
-  const seedSummary: SeedSummary = (await db.raw('SELECT summary FROM bench_seed WHERE scale = ?', [scale])).rows[0].summary
-  const organizationId = seedSummary.large.organizationId
-  const ids = async (table: string) =>
-    Int32Array.from(
-      (await db.raw(`SELECT id FROM ${table} WHERE organization_id = ? AND deleted_at IS NULL`, [organizationId])).rows.map((r: { id: number }) => r.id)
-    )
-  const range = (await db.raw(
-    'SELECT min(start_date) AS first, max(start_date) - min(start_date) AS days FROM activities WHERE organization_id = ? AND deleted_at IS NULL',
-    [organizationId]
-  )).rows[0]
+  const seed: SeedSummary = (await db.raw('SELECT summary FROM bench_seed WHERE scale = ?', [scale])).rows[0].summary
+  const organizationId = seed.large.organizationId
+  const column = async (sql: string) => (await db.raw(sql, [organizationId])).rows.map((row: { v: any }) => row.v)
+  const liveIds = async (table: string) => Int32Array.from(await column(`SELECT id AS v FROM ${table} WHERE organization_id = ? AND deleted_at IS NULL`))
+  const shares: Record<string, Map<string, number>> = {}
+  for (const [table, columns] of Object.entries({
+    contacts: ['owned_by_user_id', 'company_id'], deals: ['status', 'pipeline_id', 'owned_by_user_id'], activities: ['done', 'activity_type', 'assigned_to_user_id']
+  })) {
+    for (const name of columns) {
+      const { rows } = await db.raw(`SELECT ${name}::text AS value, count(*)::float / sum(count(*)) OVER () AS share FROM ${table} WHERE organization_id = ? AND deleted_at IS NULL GROUP BY 1`, [organizationId])
+      shares[`${table}.${name}`] = new Map(rows.map((row: { value: string; share: number }) => [row.value, row.share]))
+    }
+  }
+  const days: { date: string; activities: string }[] = (await db.raw(`
+    SELECT d::date::text AS date, count(a.id) AS activities
+    FROM (SELECT min(start_date) AS first, max(start_date) AS last FROM activities WHERE organization_id = ? AND deleted_at IS NULL) r
+    CROSS JOIN generate_series(r.first, r.last, interval '1 day') d
+    LEFT JOIN activities a ON a.organization_id = ? AND a.deleted_at IS NULL AND a.start_date = d::date
+    GROUP BY 1 ORDER BY 1`, [organizationId, organizationId])).rows
+  const contactIds = await liveIds('contacts')
+  const dealIds = await liveIds('deals')
   return {
-    seed: seedSummary,
-    contactIds: await ids('contacts'),
-    companyIds: await ids('companies'),
-    activityIds: await ids('activities'),
-    whatsappConversationIds: Int32Array.from(
-      (await db.raw(`SELECT id FROM conversations WHERE organization_id = ? AND channel = 'whatsapp' AND deleted_at IS NULL`, [organizationId]))
-        .rows.map((r: { id: number }) => r.id)
-    ),
-    firstActivityDate: range.first,
-    activityDays: Number(range.days),
-    contactUpdatedAts: (await db.raw('SELECT DISTINCT updated_at FROM contacts WHERE organization_id = ?', [organizationId]))
-      .rows.map((r: { updated_at: Date }) => r.updated_at.toISOString())
+    seed,
+    organizationId,
+    keyUserId: (await column(`SELECT user_id AS v FROM api_keys WHERE organization_id = ? AND name = 'bench'`))[0],
+    userIds: await column('SELECT user_id AS v FROM organizations_users WHERE organization_id = ? ORDER BY 1'),
+    pipelineIds: await column('SELECT id AS v FROM pipelines WHERE organization_id = ? AND deleted_at IS NULL ORDER BY 1'),
+    activityTypes: ACTIVITY_TYPES,
+    contactIds,
+    companyIds: await liveIds('companies'),
+    dealIds,
+    activityIds: await liveIds('activities'),
+    whatsappConversationIds: Int32Array.from(await column(`SELECT id AS v FROM conversations WHERE organization_id = ? AND channel = 'whatsapp' AND deleted_at IS NULL`)),
+    activityDays: days.map((day) => ({ date: day.date, activities: Number(day.activities) })),
+    contactUpdatedAts: (await column('SELECT DISTINCT updated_at AS v FROM contacts WHERE organization_id = ? ORDER BY 1')).map((at: Date) => at.toISOString()),
+    sizes: { contacts: contactIds.length, deals: dealIds.length },
+    shares
   }
 }
-
 
 /**
  * The environment of the service under load: API keys, LOG_LEVEL=warn, and the rate limiter on
@@ -202,13 +166,16 @@ export function serviceEnvironment(databaseUrl: string, dataDir: string): NodeJS
     RATE_LIMIT_WINDOW_S: '10',
     // With Redis, a fresh key space per run, so no earlier run's log counts.
     RATE_LIMIT_PREFIX: `crm-bench:${crypto.randomUUID()}:`,
-    // The batch record budget too: B-batch writes thousands of records a second.
+    // The batch record budget too: batch creates write thousands of records a second.
     BATCH_RECORDS_PER_HOUR: '1000000000'
   }
 }
 
-/** autocannon on one scenario: a fresh random request per call, no pipelining. */
-export function loadScenario(url: string, scenario: Scenario, fixtures: Fixtures, seconds: number, connections: number): Promise<autocannon.Result> {
+/** autocannon on one side: the next request of its stream per call, no pipelining. */
+export function loadScenario(
+  url: string, side: Side, fixtures: Fixtures, seed: string, seconds: number, connections: number
+): Promise<autocannon.Result> {
+  const next = streamOf(side, fixtures, seed)
   return autocannon({
     url,
     connections,
@@ -217,15 +184,9 @@ export function loadScenario(url: string, scenario: Scenario, fixtures: Fixtures
     requests: [
       {
         setupRequest: (request: any) => {
-          const next = scenario.request(fixtures)
-          const body = next.body === undefined ? undefined : JSON.stringify(next.body)
-          return {
-            ...request,
-            method: next.method,
-            path: next.path,
-            headers: { ...next.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-            body
-          }
+          const { method, path, headers, body } = next()
+          const text = body === undefined ? undefined : JSON.stringify(body)
+          return { ...request, method, path, headers: { ...headers, ...(text ? { 'content-type': 'application/json' } : {}) }, body: text }
         }
       }
     ]

@@ -28,7 +28,7 @@ const PASSWORD_HASH = '$2b$10$WEbOrDwrMU/fk3tdEqhPYu/bi8Rp0WSeKBTqQYGxMnNu3EGV65
 
 // Small word lists combined by modulo with coprime lengths, so names repeat rarely and trigram
 // search has realistic text (accents included) to chew on.
-const FIRST_NAMES = [
+export const FIRST_NAMES = [
   'Ada', 'Alan', 'Grace', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'John', 'Radia', 'Tim',
   'Hedy', 'Edsger', 'Katherine', 'Donald', 'Sophie', 'Guido', 'Anita', 'Bjarne', 'Shafi', 'Niklaus', 'Lynn',
   'James', 'Jean', 'Martin', 'Mary', 'Claude', 'Carol', 'Leslie', 'Annie', 'Ivan', 'Joan', 'Charles', 'Zoë',
@@ -36,7 +36,7 @@ const FIRST_NAMES = [
   'Elena', 'Marco', 'Priya', 'Ravi', 'Mei', 'Hiroshi', 'Yuki', 'Fatima', 'Omar', 'Olga', 'Dmitri', 'Amara',
   'Kwame', 'Lucía', 'Mateo', 'Sven', 'Ingrid', 'Pedro', 'Ana', 'Tomás'
 ]
-const LAST_NAMES = [
+export const LAST_NAMES = [
   'Lovelace', 'Turing', 'Hopper', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', 'Allen', 'Backus',
   'Perlman', 'Berners-Lee', 'Lamarr', 'Dijkstra', 'Johnson', 'Knuth', 'Wilson', 'van Rossum', 'Borg', 'Stroustrup',
   'Goldwasser', 'Wirth', 'Conway', 'Gosling', 'Sammet', 'Fowler', 'Keller', 'Shannon', 'Shaw', 'Lamport',
@@ -61,7 +61,7 @@ const DOMAINS = ['example.com', 'mail.example.org', 'corp.example.net', 'inbox.e
 const PIPELINES = ['Sales', 'Renewals']
 const STAGES = ['Lead', 'Qualified', 'Proposal', 'Negotiation', 'Closing']
 const PRODUCT_WORDS = ['Licence', 'Support plan', 'Onboarding', 'Training day', 'Hardware kit', 'Consulting hour', 'Integration', 'Audit']
-const ACTIVITY_TYPES = ['call', 'meeting', 'task', 'deadline', 'email', 'lunch']
+export const ACTIVITY_TYPES = ['call', 'meeting', 'task', 'deadline', 'email', 'lunch']
 const SUBJECTS = ['Call with', 'Meeting with', 'Follow up with', 'Demo for', 'Lunch with', 'Contract review with', 'Check in with']
 
 /** The rows per organization; the large one at scale 1 is the million-contact organization. */

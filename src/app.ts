@@ -4,12 +4,14 @@ import { koa, rest, bodyParser, cors } from '@feathersjs/koa'
 import type { Context, Next } from 'koa'
 import type { Application, Configuration } from './declarations.js'
 import { configurationValidator } from './configuration.js'
-import { closeDatabase, database } from './db.js'
+import { database } from './db.js'
 import { authentication, loadSecret } from './authentication.js'
 import { services } from './services/index.js'
 import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
+import { retryReadOnConnectionLoss } from './hooks/connection-loss.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
+import { oneObjectPerWrite } from './hooks/write-body.js'
 import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
@@ -33,6 +35,15 @@ async function answerHealth(app: Application, ctx: Context) {
     ctx.status = 503
     ctx.body = { status: 'unavailable' }
   }
+}
+
+/**
+ * Once shutdown has begun (app.get('draining'), index.ts), every answer closes its connection,
+ * those of the requests in flight included: a keep-alive client sends nothing more on it.
+ */
+const closeConnectionsWhileDraining = (app: Application) => async (ctx: Context, next: Next) => {
+  await next()
+  if (app.get('draining')) ctx.set('Connection', 'close')
 }
 
 /** The JSON text as sent (koa-body's rawBody) goes to params.rawBody: checkAmounts reads numbers as written. */
@@ -60,6 +71,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   const logger = overrides.logger ?? createLogger(app.get('logLevel'), app.get('logFormat'))
   app.set('logger', logger)
 
+  app.use(closeConnectionsWhileDraining(app))
   app.use(requestLogger(logger))
   app.use(errorMiddleware(logger))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
@@ -96,12 +108,13 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(services)
   app.configure(publishInboxEvents)
 
-  app.hooks({ error: { all: [shapeServiceErrors] } })
+  app.hooks({ around: { all: [retryReadOnConnectionLoss] } })
+  app.hooks({ before: { all: [oneObjectPerWrite] }, error: { all: [shapeServiceErrors] } })
   app.hooks({
     teardown: [
       async (context: any, next: Next) => {
         await next()
-        await closeDatabase(context.app.get('knex'))
+        await context.app.get('knex').destroy()
       }
     ]
   })

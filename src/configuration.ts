@@ -18,6 +18,8 @@ export const configurationSchema = Type.Intersect([
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
+    /** Seconds a SIGTERM or SIGINT gives the requests in flight before the process exits anyway (index.ts). */
+    shutdownTimeoutS: Type.Number({ exclusiveMinimum: 0 }),
     redisUrl: Type.String(),
     /** Rate limiting (docs/rate-limiting.md): API-key requests per organization per sliding window. */
     rateLimitEnabled: Type.Boolean(),
@@ -65,6 +67,8 @@ export const configurationSchema = Type.Intersect([
     messageRetryBaseMs: Type.Number({ minimum: 0 }),
     messageMaxAttempts: Type.Integer({ minimum: 1 }),
     messagePollIntervalMs: Type.Number({ minimum: 0 }),
+    /** Seconds a claimed outbox job stays its worker's without a heartbeat (src/outbox/worker.ts). */
+    outboxLeaseS: Type.Number({ minimum: 1 }),
     /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
     channelSecretsKey: Type.String(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),

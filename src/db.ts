@@ -61,10 +61,11 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
   } as Knex.Config
 }
 
-// knex warns of every failed connection attempt with its stack; the error itself still reaches
-// the caller (start-up prints it as one line, a request answers 503), so the warning is noise.
-const warnUnlessAcquireError = (message: string) => {
-  if (!String(message).startsWith('Acquire connection error')) console.warn(message)
+// knex warns of every failed connection attempt with its stack, and of every connection it
+// discards because the server dropped it; the error itself still reaches the caller (start-up
+// prints it as one line, a request answers 503), so the warning is noise.
+const warnUnlessConnectionError = (message: string) => {
+  if (!/^(Acquire connection error|Connection Error)/.test(String(message))) console.warn(message)
 }
 
 /** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
@@ -75,7 +76,7 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
       client: 'pg',
       connection: databaseUrl,
       pool: { min: 0, max: poolSize },
-      log: { warn: warnUnlessAcquireError }
+      log: { warn: warnUnlessConnectionError }
     })
   }
   return knex(await embeddedConfig(databaseUrl, dataDir))
@@ -92,43 +93,6 @@ export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [
   const results: unknown[] = []
   for (const read of reads) results.push(await read())
   return results as unknown as T
-}
-
-/**
- * The connections of a server database's named statements (runStatement): a named statement is
- * one this service means to plan once, for any values, and reuse (the unfiltered page, reads by
- * key and by id, a sync's page). Postgres plans a prepared statement for its values five times,
- * then keeps its generic plan only where that looks no dearer than the plans it made; a page
- * statement's LIMIT $n is costed as a tenth of an average organization's rows, which looks
- * dearer than 50 rows of a large one, so every page was planned again, call after call (over
- * half of the database's CPU for a page of deals once its records' texts were kept). These
- * connections plan every prepared statement once (plan_cache_mode = force_generic_plan); the
- * other statements keep knex's pool, where an unnamed statement is planned for its values, as
- * filtered pages and searches must be. As many connections as knex's pool, opened on demand and
- * closed when idle; closed with the database (closeDatabase).
- */
-const plannedOncePools = new WeakMap<Knex, pg.Pool>()
-
-export function plannedOncePool(db: Knex): pg.Pool {
-  let pool = plannedOncePools.get(db)
-  if (!pool) {
-    // The connection knex opens (its settings, parsed from DATABASE_URL), planning prepared statements once.
-    const settings = (db.client as unknown as { connectionSettings: pg.PoolConfig }).connectionSettings
-    const options = [settings.options, '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' ')
-    // Idle connections close after 30 s, as knex's do (a new one prepares its statements again).
-    pool = new pg.Pool({ ...settings, options, max: db.client.config.pool?.max ?? 10, idleTimeoutMillis: 30_000, allowExitOnIdle: true })
-    // An idle connection the server drops is removed by the pool; the next statement opens another.
-    pool.on('error', () => {})
-    plannedOncePools.set(db, pool)
-  }
-  return pool
-}
-
-/** Closes a database's connections: knex's pool and the named statements' (plannedOncePool). */
-export async function closeDatabase(db: Knex) {
-  const pool = plannedOncePools.get(db)
-  plannedOncePools.delete(db)
-  await Promise.all([pool?.end(), db.destroy()])
 }
 
 /**

@@ -23,6 +23,8 @@ export interface Caller {
 export interface Configuration extends ApplicationConfiguration {
   knex: Knex
   logger: Logger
+  /** Set when shutdown begins (index.ts): answers close their connections from then on. */
+  draining?: boolean
 }
 
 // eslint-disable-next-line @typescript-eslint/no-empty-interface

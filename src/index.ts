@@ -1,8 +1,11 @@
 import cluster from 'node:cluster'
+import type { Server } from 'node:http'
+import configuration from '@feathersjs/configuration'
+import type { Application, Configuration } from './declarations.js'
 import { createLogger } from './logger.js'
 import { exitOnStartupError, webConcurrency } from './startup.js'
 
-const SHUTDOWN_GRACE_MS = 10_000
+const IDLE_SWEEP_MS = 100
 
 /** One process serving the API: migrations (several processes wait for each other), then listen. */
 async function serve() {
@@ -23,39 +26,77 @@ async function serve() {
     'CRM API listening'
   )
 
-  // SIGTERM: stop accepting connections, let in-flight requests finish, then close the pool.
   let stopping = false
-  const shutdown = async (signal: string) => {
+  const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    logger.info({ signal }, 'shutting down')
-    const forced = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS)
-    forced.unref()
-    server.closeIdleConnections?.()
-    await app.teardown()
-    logger.info('stopped')
-    process.exit(0)
+    void shutdown(app, server, signal).then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      }
+    )
   }
-  process.on('SIGTERM', () => void shutdown('SIGTERM'))
-  process.on('SIGINT', () => void shutdown('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
 }
 
 /**
- * The cluster's primary: forks the workers and passes SIGTERM/SIGINT on to them. A worker that
- * dies after it was serving is replaced; one that exits before it ever listened (a start-up
- * error: a bad DATABASE_URL, say) stops the whole service with its exit code, as a single
- * process would have.
+ * Stops without dropping a request, within SHUTDOWN_TIMEOUT_S (then exits 1): the answers from
+ * now on close their connections (the requests in flight are answered first), the listener and
+ * the idle keep-alive connections close, Socket.io clients are disconnected, and the outbox
+ * worker finishes the job it runs and gives back the rest of its claims; once every connection
+ * has ended, the application tears down (the pools close).
+ */
+async function shutdown(app: Application, server: Server, signal: string) {
+  const logger = app.get('logger')
+  setTimeout(() => {
+    logger.error({ signal }, 'shutdown timed out; exiting')
+    process.exit(1)
+  }, app.get('shutdownTimeoutS') * 1000)
+  app.set('draining', true)
+  // A request whose bytes had arrived with the signal is read first, so it is not taken for idle.
+  await new Promise((resolve) => setImmediate(resolve))
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  logger.info({ signal }, 'shutting down')
+  const socketsClosed = app.io?.close()
+  const outboxStopped = app.get('outbox').stop()
+  // An answer whose headers left before the drain began leaves its connection idle afterwards.
+  const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)
+  await Promise.all([closed, socketsClosed, outboxStopped])
+  clearInterval(sweep)
+  await app.teardown().catch((error) => {
+    // Feathers closes the server once more at the end of its teardown: already done here.
+    if (error?.code !== 'ERR_SERVER_NOT_RUNNING') throw error
+  })
+  logger.info('stopped')
+}
+
+/**
+ * The cluster's primary: forks the workers and passes SIGTERM/SIGINT on to them, then exits once
+ * every worker has stopped (1 if one failed to, or after SHUTDOWN_TIMEOUT_S and a second). A
+ * worker that dies after it was serving is replaced; one that exits before it ever listened (a
+ * start-up error: a bad DATABASE_URL, say) stops the whole service with its exit code, as a
+ * single process would have.
  */
 function supervise(workers: number) {
-  const logger = createLogger(process.env.LOG_LEVEL || 'info', process.env.LOG_FORMAT || 'json')
+  // The primary builds no application: it reads the same settings (config/, environment) itself.
+  const settings = configuration()() as unknown as Configuration
+  const logger = createLogger(settings.logLevel, settings.logFormat)
   let stopping = false
+  let failedToStop = false
   const fork = () => {
     const worker = cluster.fork()
     let listening = false
     worker.once('listening', () => (listening = true))
     worker.once('exit', (code, signal) => {
       if (stopping) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+        failedToStop ||= code !== 0
+        if (Object.keys(cluster.workers ?? {}).length === 0) {
+          logger.info('stopped')
+          process.exit(failedToStop ? 1 : 0)
+        }
         return
       }
       if (!listening) {
@@ -76,7 +117,10 @@ function supervise(workers: number) {
     const alive = Object.values(cluster.workers ?? {})
     if (alive.length === 0) process.exit(0)
     for (const worker of alive) worker?.process.kill(signal)
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 1_000).unref()
+    setTimeout(() => {
+      logger.error({ signal }, 'workers did not stop in time; exiting')
+      process.exit(1)
+    }, settings.shutdownTimeoutS * 1000 + 1_000)
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))

@@ -61,11 +61,13 @@ const idempotencyKey = {
   in: 'header',
   required: false,
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
-  description: 'Makes a retry safe: the first request with a key runs and its answer is stored for IDEMPOTENCY_TTL_S (24 h); a repeat gets that answer with Idempotent-Replayed: true and writes nothing.'
+  description: 'Makes a retry safe: the first request with a key runs and its answer is stored for IDEMPOTENCY_TTL_S (24 h); a repeat by the same caller gets that answer with Idempotent-Replayed: true and writes nothing. ' +
+    'A key belongs to its caller (the API key, the person, the web-chat visitor); without credentials it must have at least 32 characters. ' +
+    'An answer holding a secret shown once (a new API key, a webhook secret, an invitation or manage token) is not kept: its repeat is a 409.'
 }
 // A function: the error examples below are defined further down.
 const idempotencyResponses = () => ({
-  409: { description: 'A request with the same Idempotency-Key is still running', ...json(ref('schemas', 'Error'), errorExample('Conflict', 409, 'conflict', 'A request with this Idempotency-Key is still running; retry once it has answered')) },
+  409: { description: 'A request with the same Idempotency-Key is still running, or succeeded with an answer holding a secret shown once (not replayed)', ...json(ref('schemas', 'Error'), errorExample('Conflict', 409, 'conflict', 'A request with this Idempotency-Key is still running; retry once it has answered')) },
   422: {
     description: 'The Idempotency-Key was used for another method, path or body (errors.idempotency_key)',
     ...json(ref('schemas', 'Error'), errorExample('Unprocessable', 422, 'unprocessable', 'This Idempotency-Key was already used for a different request', { errors: { idempotency_key: 'was already used with another method, path or body; send a new key for a new request' } }))
@@ -151,6 +153,14 @@ const ERROR_RESPONSES: Record<number, { name: string; body: Record<string, unkno
       headers: { ...rateLimitHeaderRefs, 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' }, example: 3 } },
       ...json(ref('schemas', 'Error'), errorExample('TooManyRequests', 429, 'too-many-requests', 'Rate limit exceeded', { data: { limit: 1000, current: 1001, window: 3600, retryAfter: 3 } }))
     }
+  },
+  503: {
+    name: 'Unavailable',
+    body: {
+      description: 'A connection the request needed was lost (a database failover or restart): send it again after Retry-After seconds (a read has already been tried twice)',
+      headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' }, example: 1 } },
+      ...json(ref('schemas', 'Error'), errorExample('Unavailable', 503, 'unavailable', 'The service lost a connection it needed; send the request again', { data: { retryAfter: 1 } }))
+    }
   }
 }
 
@@ -158,7 +168,7 @@ const ERROR_RESPONSES: Record<number, { name: string; body: Record<string, unkno
 function errorCodes(pathKey: string, method: string, operation: any): number[] {
   const isPublic = Array.isArray(operation.security) && operation.security.length === 0
   const namesRecord = pathKey.includes('{')
-  return [400, ...(isPublic ? [] : [401, 403]), ...(namesRecord ? [404] : []), ...(WRITES.has(method) ? [409] : []), 429]
+  return [400, ...(isPublic ? [] : [401, 403]), ...(namesRecord ? [404] : []), ...(WRITES.has(method) ? [409] : []), 429, 503]
 }
 
 // ---------------------------------------------------------------------------------------------

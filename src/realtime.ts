@@ -1,10 +1,12 @@
-import { MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
+import { Forbidden, MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
 import socketio from '@feathersjs/socketio'
 import { createRequire } from 'node:module'
 import { pubSubConnections } from './redis-pubsub.js'
 import type { Application, Caller, HookContext } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
-import { visitorSession, visitorView } from './services/public-webchat/public-webchat.class.js'
+import { chatClosed, visitorSession, visitorView } from './services/public-webchat/public-webchat.class.js'
+import { SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
+import type { Connection, JwtPayload, SocketCredential } from './realtime-connections.js'
 
 /** The services whose created, patched and removed events dashboards receive. */
 export const PUBLISHED_SERVICES = [
@@ -19,18 +21,8 @@ export const PUBLISHED_SERVICES = [
   'conversation-files'
 ] as const
 
-export const organizationChannel = (organizationId: number) => `organizations/${organizationId}`
-/** A web-chat visitor's connections: the messages of their own conversation, notes excepted. */
-export const visitorChannel = (organizationId: number, conversationId: number) => `webchat-visitors/${organizationId}/${conversationId}`
-
-/** The conversation a web-chat visitor's socket follows, from auth.visitorToken. */
-interface Visitor {
-  organization_id: number
-  conversation_id: number
-}
-
-/** The credentials of a socket: the handshake's auth payload, {apiKey} or {accessToken}. */
-function credentialsOf(auth: Record<string, unknown> | undefined) {
+/** The authentication request of a socket: the handshake's auth payload, {apiKey} or {accessToken}. */
+function authenticationRequestOf(auth: Record<string, unknown> | undefined) {
   if (typeof auth?.apiKey === 'string') return { strategy: 'api-key', apiKey: auth.apiKey }
   if (typeof auth?.accessToken === 'string') return { strategy: 'jwt', accessToken: auth.accessToken }
   return undefined
@@ -40,25 +32,31 @@ function credentialsOf(auth: Record<string, unknown> | undefined) {
  * Socket.io next to REST, for events only: a connection authenticates once in its handshake
  * (API key or JWT, like a REST call), joins the channel of each organization it may act in,
  * and receives the inbox's events of those organizations and nothing else (publishInboxEvents).
- * Service calls go through REST, where the request pipeline (NUL refusal, login throttle,
- * limits) applies. Configured before the services, so that they get the channel mixin.
+ * Its credentials are checked again while it stays open (SocketCredentials). Service calls go
+ * through REST, where the request pipeline (NUL refusal, login throttle, limits) applies.
+ * Configured before the services, so that they get the channel mixin.
  */
 export const socketTransport = (app: Application) => {
+  const credentials = new SocketCredentials(app)
   app.configure(
     socketio({ cors: { origin: '*' } }, (io) => {
       io.use(async (socket, next) => {
+        const connection = (socket as any).feathers as Connection
         const visitorToken = socket.handshake.auth?.visitorToken
         if (typeof visitorToken === 'string') {
           const session = await visitorSession(app.get('knex'), visitorToken).catch(() => undefined)
           if (!session) return next(new NotAuthenticated('Invalid visitor token'))
-          ;(socket as any).feathers.visitor = { organization_id: session.organization_id, conversation_id: session.conversation_id } satisfies Visitor
+          if (chatClosed(session)) return next(new Forbidden('This chat is closed'))
+          connection.visitor = { organization_id: session.organization_id, conversation_id: session.conversation_id }
+          connection.credential = { kind: 'visitor', organization_id: session.organization_id, id: session.id }
           return next()
         }
-        const credentials = credentialsOf(socket.handshake.auth)
-        if (!credentials) return next(new NotAuthenticated('Invalid API key'))
+        const presented = authenticationRequestOf(socket.handshake.auth)
+        if (!presented) return next(new NotAuthenticated('Invalid API key'))
         try {
-          const { caller } = await app.service('authentication').authenticate(credentials, {}, 'jwt', 'api-key')
-          ;(socket as any).feathers.caller = caller
+          const result = await app.service('authentication').authenticate(presented, {}, 'jwt', 'api-key')
+          connection.caller = result.caller
+          connection.credential = credentialOf(result.caller, result.authentication.payload)
           next()
         } catch {
           next(new NotAuthenticated('Invalid API key'))
@@ -66,15 +64,31 @@ export const socketTransport = (app: Application) => {
       })
     })
   )
-  app.on('connection', (connection: any) => {
-    const visitor = connection.visitor as Visitor | undefined
+  app.on('connection', (connection: Connection) => {
+    credentials.track(connection)
+    const { visitor, caller } = connection
     if (visitor) app.channel(visitorChannel(visitor.organization_id, visitor.conversation_id)).join(connection)
-    const caller = connection.caller as Caller | undefined
     if (!caller) return
     for (const organizationId of accessibleOrganizations(caller)) app.channel(organizationChannel(organizationId)).join(connection)
   })
+  app.on('disconnect', (connection: Connection) => credentials.forget(connection))
+  credentials.start()
   app.hooks({ before: { all: [refuseSocketCalls] } })
+  app.hooks({
+    teardown: [
+      async (_context: unknown, next: () => Promise<void>) => {
+        credentials.stop()
+        await next()
+      }
+    ]
+  })
 }
+
+/** What an authenticated socket is checked against again: its API key, or its JWT's account and issue time. */
+const credentialOf = (caller: Caller, payload: JwtPayload | undefined): SocketCredential =>
+  caller.apiKeyId !== undefined
+    ? { kind: 'api-key', organization_id: caller.apiKeyOrganizationId!, id: caller.apiKeyId }
+    : { kind: 'jwt', userId: caller.userId, payload: payload ?? {} }
 
 /**
  * Every inbox event goes to the channel of the record's organization; no other event is
@@ -92,6 +106,15 @@ export const publishInboxEvents = (app: Application) => {
     // One publisher per service of the list; their union type has no common publish signature.
     ;(app.service(path) as any).publish(path === 'conversation-messages-webchat' ? toTeamAndVisitor : toTeam)
   }
+  // A chat blocked or deleted ends its visitors' sockets as the change is announced (on every
+  // instance: the event reaches each one), before any later event of it can be published to them.
+  const endClosedChat = (conversation: { organization_id: number; id: number; is_blocked: boolean; deleted_at: Date | string | null }) => {
+    if (!chatClosed(conversation)) return
+    const visitors = app.channel(visitorChannel(conversation.organization_id, conversation.id)).connections
+    for (const connection of [...visitors]) app.emit('disconnect', connection)
+  }
+  app.service('conversations').on('patched', endClosedChat)
+  app.service('conversations').on('removed', endClosedChat)
 }
 
 /**
@@ -101,34 +124,44 @@ export const publishInboxEvents = (app: Application) => {
  */
 const syncCore = () => (createRequire(import.meta.url)('feathers-sync') as { core: (app: Application) => void }).core
 
+/** An event as feathers-sync hands it over: the hook context is dropped, it stays in the process. */
+interface SyncedEvent {
+  event: string
+  path: string
+  data: unknown
+}
+
 /**
- * With REDIS_URL set, the events of the services registered after this point reach the
- * connections of every instance: feathers-sync's core routes each event out, it goes through
- * Redis pub/sub on EVENTS_CHANNEL, and every instance (this one included) emits it to its own
- * sockets. Only the path, the event name and the record travel; the hook context (with its
- * transaction and caller) stays in the process. While Redis is unreachable an event is emitted
- * here directly, so this instance's sockets still hear it; Redis never holds up start-up or a
- * request (the same connection rules as the API-key invalidation).
+ * With REDIS_URL set, the inbox's events reach the connections of every instance:
+ * feathers-sync's core routes each event of the services registered after this point out, the
+ * published ones (PUBLISHED_SERVICES) go through Redis pub/sub on EVENTS_CHANNEL, and every
+ * instance (this one included) emits them to its own sockets. Only the path, the event name and
+ * the record travel; the hook context (with its transaction and caller) stays in the process, and
+ * so do the events no socket receives (a new widget's identity secret, a visitor's token). While
+ * Redis is unreachable an event is emitted here directly, so this instance's sockets still hear
+ * it; Redis never holds up start-up or a request (the same connection rules as the API-key
+ * invalidation).
  */
 export const syncEventsAcrossInstances = (app: Application) => {
   const url = app.get('redisUrl')
   if (!url) return
   const channel = app.get('eventsChannel')
   const { publisher, subscriber } = pubSubConnections(url)
+  const travels = new Set<string>(PUBLISHED_SERVICES)
 
   app.configure(syncCore())
   const ready = subscriber.connect().then(() => subscriber.subscribe(channel))
   ready.catch(() => undefined)
   publisher.connect().catch(() => undefined)
   ;(app as any).sync = {
-    serialize: ({ event, path, data }: { event: string; path: string; data: unknown }) => JSON.stringify({ event, path, data }),
-    deserialize: (raw: string) => JSON.parse(raw),
+    serialize: ({ event, path, data }: SyncedEvent): SyncedEvent => ({ event, path, data }),
+    deserialize: (raw: SyncedEvent | string): SyncedEvent => (typeof raw === 'string' ? JSON.parse(raw) : raw),
     ready
   }
-  const emitHere = (raw: string) => app.emit('sync-in', raw)
-  app.on('sync-out', (raw: string) => {
-    if (publisher.status !== 'ready' || subscriber.status !== 'ready') return emitHere(raw)
-    publisher.publish(channel, raw).catch(() => emitHere(raw))
+  const emitHere = (event: SyncedEvent | string) => app.emit('sync-in', event)
+  app.on('sync-out', (event: SyncedEvent) => {
+    if (!travels.has(event.path) || publisher.status !== 'ready' || subscriber.status !== 'ready') return emitHere(event)
+    publisher.publish(channel, JSON.stringify(event)).catch(() => emitHere(event))
   })
   subscriber.on('message', (_channel: string, raw: string) => emitHere(raw))
   app.hooks({

@@ -6,6 +6,11 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 export const RecordId = Type.Integer({ minimum: 1 })
 
+/** Records have serial (int4) ids: an id from a path is one when written in digits, from 1 to MAX_RECORD_ID. */
+const MAX_RECORD_ID = 2_147_483_647
+export const isRecordId = (id: unknown): boolean => /^[1-9]\d{0,9}$/.test(String(id)) && Number(id) <= MAX_RECORD_ID
+export const RECORD_ID_MESSAGE = `must be a record id: a whole number between 1 and ${MAX_RECORD_ID}`
+
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' })
 
 export const timestamps = {

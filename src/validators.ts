@@ -1,6 +1,8 @@
-import { Ajv, addFormats } from '@feathersjs/schema'
+import { Ajv, addFormats, hooks } from '@feathersjs/schema'
 import type { FormatsPluginOptions, Validator } from '@feathersjs/schema'
+import { Type } from '@feathersjs/typebox'
 import type { TIntersect, TObject, TRecord, TUnion } from '@feathersjs/typebox'
+import type { HookContext } from './declarations.js'
 
 const formats: FormatsPluginOptions = [
   'date-time',
@@ -46,4 +48,16 @@ export const queryValidator: Ajv = addFormats(
 export function getValidator<T = any, R = T>(schema: TObject | TIntersect | TUnion<TObject[]> | TRecord, validator: Ajv): Validator<T, R> {
   const validate = validator.compile(schema)
   return (data) => (validate(data) ? Promise.resolve(data as unknown as R) : Promise.reject(new Ajv.ValidationError(validate.errors ?? [])))
+}
+
+const noFilters = hooks.validateQuery(getValidator(Type.Object({}, { additionalProperties: false }), queryValidator))
+
+/**
+ * Query validation of a service outside the resource factory: the list (find) takes its filters,
+ * every other call none, so a filter on a call by id or a write (?searchTerm=ab) is a 400 naming
+ * it, as it is on every tenant resource.
+ */
+export function filtersOnListOnly(list: Validator) {
+  const validateList = hooks.validateQuery(list)
+  return (context: HookContext) => (context.method === 'find' ? validateList(context) : noFilters(context))
 }

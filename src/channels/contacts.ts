@@ -2,12 +2,13 @@ import type { Knex } from 'knex'
 import { normalizePhone } from '../services/contacts/contacts.class.js'
 import type { Sender } from './providers/types.js'
 
-/** The contact columns holding a sender's identity on a channel. */
-const IDENTITY_COLUMNS: [keyof Sender, string][] = [
+/** The contact columns holding a sender's proven identity on a channel. */
+const IDENTITY_COLUMNS: [keyof Who, string][] = [
   ['whatsappWaId', 'channel_whatsapp_wa_id'],
   ['whatsappUserId', 'channel_whatsapp_user_id'],
   ['messengerUserId', 'channel_messenger_user_id'],
-  ['instagramUserId', 'channel_instagram_user_id']
+  ['instagramUserId', 'channel_instagram_user_id'],
+  ['webchatUserId', 'external_id']
 ]
 
 /** A contact's phone in E.164 digits, the way the contacts_phone_e164 index stores it. */
@@ -24,30 +25,32 @@ export function e164Of(contact: { phone?: string | null; phone_country_code?: st
 
 /** A sender is someone: at least one identity, a phone or an e-mail. */
 export interface Who extends Sender {
+  /** What the sender says their e-mail is: recorded on a new contact, never matched (anyone can type anyone's address). */
   email?: string
+  /** A web-chat user id signed by the site (webchat-identity.ts): the contact whose external_id it is. */
+  webchatUserId?: string
 }
 
 /**
  * The organization's contact of a sender, or a new one: matched by a channel identity (WhatsApp
- * wa_id or business-scoped id, Messenger or Instagram id), then by phone in E.164, then by
- * e-mail; created with the profile name (else the phone) otherwise. The identities the contact lacked are filled
- * in. Runs under a transaction-scoped advisory lock on the sender, so simultaneous first
- * messages of one person create one contact. Answers the contact row.
+ * wa_id or business-scoped id, Messenger or Instagram id, a signed web-chat user id), then by
+ * phone in E.164; created with the profile name (else the phone) otherwise. The identities the
+ * contact lacked are filled in. Runs under a transaction-scoped advisory lock on the sender, so
+ * simultaneous first messages of one person create one contact. Answers the contact row.
  */
 export async function contactOfSender(trx: Knex.Transaction, organizationId: number, who: Who, fallbackName: string) {
   const identities = IDENTITY_COLUMNS.filter(([key]) => who[key]).map(([key, column]) => [column, String(who[key])] as const)
   const phoneDigits = who.phone ? who.phone.replace(/\D/g, '') : ''
   const email = who.email?.trim().toLowerCase()
-  await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [organizationId, JSON.stringify([identities, phoneDigits, email ?? ''])])
-  if (identities.length || phoneDigits || email) {
+  if (identities.length || phoneDigits) {
+    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [organizationId, JSON.stringify([identities, phoneDigits])])
     const candidates = trx('contacts').select('contacts.*')
       .where('organization_id', organizationId).whereNull('deleted_at')
       .where((q) => {
         for (const [column, value] of identities) q.orWhere(column, value)
         if (phoneDigits) q.orWhereRaw(`${E164_DIGITS} = ?`, [phoneDigits])
-        if (email) q.orWhereRaw('lower(email) = ?', [email])
       })
-    // An identity match first, then a phone match, then e-mail; the oldest contact among equals.
+    // An identity match first, then a phone match; the oldest contact among equals.
     const ranked = identities.length
       ? candidates.orderByRaw(`(${identities.map(([column]) => `${column} = ?`).join(' OR ')}) DESC NULLS LAST`, identities.map(([, value]) => value))
       : candidates

@@ -47,6 +47,11 @@ async function deliver(app: Application, job: OutboxJob<DeliveryPayload>): Promi
     await recordFailed(app, { organization_id: message.organization_id, channel: message.channel }, message.id, error)
     return { status: 'failed', error: error.message }
   }
+  if (!account.credentials) {
+    const error = { code: 'credentials_unreadable', message: "the channel account's credentials cannot be read: enter them again" }
+    await recordFailed(app, account, message.id, error)
+    return { status: 'failed', error: error.message }
+  }
   const [contact, files] = await Promise.all([
     db('contacts').join('conversations', function () {
       this.on('conversations.organization_id', 'contacts.organization_id').andOn('conversations.contact_id', 'contacts.id')

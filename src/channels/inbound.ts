@@ -180,12 +180,27 @@ async function withProfileName(app: Application, account: ChannelAccountRecord, 
   return { ...sender, name: await adapter.profileName(sender, account, providerUrls(app)) }
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * What a provider sent, as Postgres can store it, the same for every channel: NUL characters
+ * removed (neither text nor jsonb takes one) and lone UTF-16 surrogates, which no UTF-8 can
+ * carry, replaced with U+FFFD; in every string, keys included. A signed message whose text the
+ * database refused would otherwise fail on every retry.
+ */
+function storable<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(/\u0000/g, '').replace(LONE_SURROGATE, '\uFFFD') as T
+  if (Array.isArray(value)) return value.map(storable) as T
+  if (!value || typeof value !== 'object' || value instanceof Date) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [storable(key), storable(item)])) as T
+}
+
 /** Stores what one verified webhook request carried, event by event (each one idempotent). */
-export async function receiveEvents(app: Application, account: ChannelAccountRecord, events: InboundEvent[]) {
-  for (const event of events) {
+export async function receiveEvents(app: Application, account: ChannelAccountRecord, received: InboundEvent[]) {
+  for (const event of received.map(storable)) {
     if (event.type === 'message') {
       const { content, contentType, metadata, providerMessageId } = event
-      const sender = await withProfileName(app, account, event.sender)
+      const sender = storable(await withProfileName(app, account, event.sender))
       await receiveMessage(app, account, sender, { content, content_type: contentType, metadata, provider_message_id: providerMessageId })
     } else if (event.type === 'status') {
       await receiveStatus(app, account, event)

@@ -1,4 +1,5 @@
-import type { Application } from '../declarations.js'
+import type { Application, HookContext, NextFunction } from '../declarations.js'
+import { reencryptUnboundCredentials } from './accounts.js'
 import { channelDelivery } from './delivery.js'
 import { channelInbound } from './webhooks.js'
 
@@ -12,4 +13,13 @@ export { channelWebhooks } from './webhooks.js'
 export const channels = (app: Application) => {
   channelInbound(app)
   channelDelivery(app)
+  // Registered after the outbox's setup hook, so this runs before its worker starts.
+  app.hooks({
+    setup: [
+      async (_context: HookContext, next: NextFunction) => {
+        await reencryptUnboundCredentials(app)
+        await next()
+      }
+    ]
+  })
 }

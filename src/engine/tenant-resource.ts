@@ -13,14 +13,14 @@ import { verifyReferences } from '../hooks/references.js'
 import type { Reference } from '../hooks/references.js'
 import { externalProperties, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
-import { RecordId } from '../schemas.js'
+import { RECORD_ID_MESSAGE, RecordId, isRecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
 import { storeCustomFieldValues } from '../services/custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
 import { filterCustomFields, takeCustomFieldQuery } from './custom-field-filters.js'
 import type { Relation } from './read-model.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
-import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, checkSize, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
+import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
 import type { BatchDeclaration } from './batch-writes.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
@@ -62,6 +62,8 @@ export interface TenantResourceOptions {
     data?: Resolver<any, HookContext>
     patch?: Resolver<any, HookContext>
   }
+  /** Fields of the answers that are secrets shown once, never kept or forwarded (src/secret-fields.ts). */
+  secretFields?: readonly string[]
   /** Ids a body may reference: each must be a live record (or member) of the same organization. */
   references?: Record<string, Reference>
   /** The roles a method needs ('all' for every method); absent: every member. */
@@ -146,6 +148,8 @@ function validateQueries(options: TenantResourceOptions, flags: string[]): Resou
       takeSelect(context)
       return
     }
+    // Before any SQL: a malformed id inside a write's transaction would abort it.
+    if (context.id !== null && context.id !== undefined && !isRecordId(context.id)) throw fieldError('id', RECORD_ID_MESSAGE)
     if (query) {
       const kept: Record<string, unknown> = {}
       for (const [key, value] of Object.entries(query)) {
@@ -266,7 +270,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     service.options.read = {
       schema: schemas.result,
       customFields: options.customFields,
-      hidden: externalProperties(options.resolvers?.external),
+      hidden: [...externalProperties(options.resolvers?.external), ...(options.secretFields ?? [])],
       computed: computed && Object.fromEntries(Object.entries(computed).map(([name, sql]) => [name, typeof sql === 'function' ? sql(app) : sql]))
     }
   }
@@ -297,6 +301,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     // What reads attach and how writes are represented: the differential tests read both back.
     declaration: { joins: options.joins, resolvers: options.resolvers },
     refusesApiKeys: options.refuseApiKeys ?? false,
+    secretFields: options.secretFields,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
     koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(options.koa?.before ?? [])] },
     docs: {
@@ -323,7 +328,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     : [refuseMultiPatch]
   const shape = readShape(options.joins, new Set(Object.keys(options.after ?? {})))
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), bodyOf(Boolean(batchWrites)), scopeFor(options)],
+    all: [validateQueries(options, flags), scopeFor(options)],
     find: [
       ...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []),
       ...(rules.find ?? []),
@@ -391,19 +396,6 @@ function scopeFor(options: TenantResourceOptions): ResourceHook {
   const tenant = scopeToTenant({ roles: options.batch ? batchRoles(options.roles) : options.roles })
   const { tokenCalls } = options
   return async (context) => (tokenCalls?.matches(context) ? tokenCalls.scope(context) : tenant(context))
-}
-
-/**
- * A write takes one JSON object: an array, a string or a number is a 400 before anything else
- * looks at it. A resource with batch writes takes an array of 1..100 records on create too.
- */
-const bodyOf = (batches: boolean): ResourceHook => async (context) => {
-  if (['find', 'get', 'remove'].includes(context.method)) return
-  const data = context.data
-  if (batches && context.method === 'create' && Array.isArray(data)) return checkSize(data.length)
-  if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    throw new BadRequest(batches ? 'The body must be one JSON object, or an array of records on create' : 'The body must be one JSON object: send one record at a time')
-  }
 }
 
 /** A PATCH without an id changes nothing unless the resource declares what such a call means. */

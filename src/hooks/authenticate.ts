@@ -41,11 +41,14 @@ export const authenticated = async (context: HookContext, next: NextFunction) =>
 /** The methods of every service that only read; a tenant resource adds its reading custom methods (readMethods). */
 export const READ_METHODS = ['find', 'get']
 
+/** Whether the call only reads: find, get, or a reading custom method its resource declares (readMethods). */
+export const isReadCall = (context: HookContext) =>
+  (((feathersCore.getServiceOptions(context.self) as any)?.readMethods ?? READ_METHODS) as string[]).includes(context.method)
+
 /** An API key with the scope 'read' only: any other method is a 403 before anything is read or written. */
 function refuseWritesOfReadOnlyKeys(context: HookContext) {
   if (!context.params.caller?.apiKeyReadOnly) return
-  const readMethods: string[] = (feathersCore.getServiceOptions(context.self) as any)?.readMethods ?? READ_METHODS
-  if (!readMethods.includes(context.method)) {
+  if (!isReadCall(context)) {
     throw new Forbidden("This API key may only read (its scopes are ['read']): create a key with the scope 'write' to change data")
   }
 }

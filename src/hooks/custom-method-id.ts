@@ -1,6 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Context, Next } from 'koa'
+import { isRecordId } from '../schemas.js'
 
 declare module '@feathersjs/feathers' {
   interface Params {
@@ -18,9 +19,8 @@ export const customMethodId = async (ctx: Context, next: Next) => {
 
 /** The record a custom method acts on: POST /<path>/<id>. */
 export function idOfPath(params: Params): number {
-  const id = Number(params.pathId)
-  if (!params.pathId || !/^\d+$/.test(params.pathId) || !Number.isSafeInteger(id) || id < 1) {
+  if (!params.pathId || !isRecordId(params.pathId)) {
     throw new BadRequest('Validation failed', { errors: { id: 'is required in the path: POST /<resource>/<id> with X-Service-Method' } })
   }
-  return id
+  return Number(params.pathId)
 }

@@ -1,3 +1,4 @@
+import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { HookContext } from '../declarations.js'
 
@@ -30,11 +31,32 @@ export const deferEvent = async (context: HookContext) => {
 /**
  * Runs several service calls in one transaction: fn gets the params to pass to each call
  * (the transaction and the list of pending events). The events are emitted after the commit,
- * in call order, and dropped on rollback.
+ * in call order, and dropped on rollback. A call that fails because an earlier statement failed
+ * and was caught fails with that statement's error, the one that says what was wrong.
  */
 export async function inTransaction<T>(knex: Knex, fn: (params: { transaction: { trx: Knex.Transaction }; pendingEvents: PendingEvent[] }) => Promise<T>): Promise<T> {
   const pendingEvents: PendingEvent[] = []
-  const result = await knex.transaction((trx) => fn({ transaction: { trx }, pendingEvents }))
+  const result = await knex.transaction(async (trx) => {
+    const causeOf = abortingFailure(trx)
+    try {
+      return await fn({ transaction: { trx }, pendingEvents })
+    } catch (error) {
+      throw causeOf(error)
+    }
+  })
   for (const { service, event, data, context } of pendingEvents) service.emit(event, data, context)
   return result
+}
+
+// Postgres refuses every statement after a failed one in a transaction with this code.
+const TRANSACTION_ABORTED = '25P02'
+const sqlStateOf = (error: any): unknown => (error?.[KNEX_ORIGINAL_ERROR] ?? error)?.code
+
+/** For an error of a transaction: the failed statement that aborted it, when the error is only the abort. */
+function abortingFailure(trx: Knex.Transaction) {
+  let latest: unknown
+  trx.on('query-error', (error: unknown) => {
+    if (sqlStateOf(error) !== TRANSACTION_ABORTED) latest = error
+  })
+  return (error: unknown) => (sqlStateOf(error) === TRANSACTION_ABORTED && latest !== undefined ? latest : error)
 }

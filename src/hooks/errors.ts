@@ -3,6 +3,7 @@ import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import type { HookContext } from '../declarations.js'
+import { isConnectionLoss } from '../db-connections.js'
 import { redactUrl } from '../logger.js'
 import { MONEY_PATTERN, PERCENTAGE_PATTERN, QUANTITY_PATTERN } from '../schemas.js'
 
@@ -187,12 +188,24 @@ export function translateDatabaseError(error: any): FeathersError | undefined {
  */
 const SANITIZED = Symbol('sanitized server error')
 
-function serverError(original: unknown, code = 500): FeathersError {
-  const shaped = code === 503 ? new Unavailable('Service unavailable') : new GeneralError('Internal server error')
+function sanitized(shaped: FeathersError, original: unknown): FeathersError {
   Object.defineProperty(shaped, 'cause', { value: originalErrorOf(original), enumerable: false, configurable: true })
   Object.defineProperty(shaped, SANITIZED, { value: true, enumerable: false })
   return shaped
 }
+
+const serverError = (original: unknown, code = 500) =>
+  sanitized(code === 503 ? new Unavailable('Service unavailable') : new GeneralError('Internal server error'), original)
+
+/** Seconds a client waits before sending again a request whose database connection was lost. */
+const CONNECTION_LOSS_RETRY_AFTER_S = 1
+
+/**
+ * A request whose connection was lost (a database failover, a restart, an idle-session timeout):
+ * 503 with Retry-After. The next connection is a fresh one; a read has already been tried again.
+ */
+const connectionLost = (original: unknown) =>
+  sanitized(new Unavailable('The service lost a connection it needed; send the request again', { retryAfter: CONNECTION_LOSS_RETRY_AFTER_S }), original)
 
 /** The error to log for a server error: the original behind a sanitised one, else the error itself. */
 export function originalErrorOf(error: any): unknown {
@@ -221,6 +234,7 @@ function shapeResolverError(error: FeathersError): FeathersError {
  * Logging is not done here: errorMiddleware writes one line per failed request.
  */
 export function shapeError(error: any): FeathersError {
+  if (!error?.[SANITIZED] && isConnectionLoss(error)) return connectionLost(error)
   if (error instanceof FeathersError) {
     if (error.code === 400 && error.message.startsWith('Error resolving data') && error.data && typeof error.data === 'object') {
       return shapeResolverError(error)
@@ -291,14 +305,14 @@ export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: N
 
 /**
  * A failed request keeps the RateLimit headers its hooks set (context.http.headers), and a 429
- * tells the client when to come back.
+ * or a 503 that knows it tells the client when to come back.
  */
 function rateLimitHeadersOf(ctx: Context, error: FeathersError): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(ctx.hook?.http?.headers ?? {})) {
     if (/^(ratelimit|retry-after)/i.test(name)) headers[name] = String(value)
   }
-  const retryAfter = error.code === 429 ? error.data?.retryAfter : undefined
+  const retryAfter = error.code === 429 || error.code === 503 ? error.data?.retryAfter : undefined
   if (typeof retryAfter === 'number') headers['Retry-After'] = String(retryAfter)
   return headers
 }

@@ -2,6 +2,8 @@ import type { Knex } from 'knex'
 import type { HookContext, NextFunction } from '../declarations.js'
 import { enqueueEvents, eventTypeOf, hasSubscribers, previousAttributes } from '../webhooks/events.js'
 import type { ChangedRecord } from '../webhooks/events.js'
+import { isRecordId } from '../schemas.js'
+import { secretFieldsOf } from '../secret-fields.js'
 import { deferEvent, inTransaction } from './deferred-events.js'
 import { storeAnswerOfCall } from './idempotency.js'
 import { accessibleOrganizations } from './tenant-scope.js'
@@ -88,7 +90,7 @@ async function runInside(trx: Knex.Transaction, context: HookContext, next: Next
   const alsoChanged: AlsoChanged[] = (context.params.alsoChanged ??= [])
   await next()
   let enqueued = 0
-  if (type) enqueued += await enqueueEvents(trx, type, await changedRecords(context, before, represent))
+  if (type) enqueued += await enqueueEvents(trx, type, await changedRecords(context, before, represent), secretsOf(context, path))
   if (context.params.batchEvents) enqueued += await enqueueBatchEvents(trx, context, path)
   enqueued += await enqueueAlsoChanged(trx, alsoChanged.splice(0), context)
   if (enqueued) context.app.get('outbox').kickAfterCommit(trx)
@@ -115,7 +117,7 @@ async function enqueueAlsoChanged(trx: Knex.Transaction, changes: AlsoChanged[],
     const organizations = [...new Set(run.map(({ record }) => record.organization_id).filter((id) => typeof id === 'number'))]
     if (!(await hasSubscribers(trx, type, organizations))) continue
     const records = await Promise.all(run.map(async ({ record }) => ({ object: await representation(record, context) })))
-    enqueued += await enqueueEvents(trx, type, records)
+    enqueued += await enqueueEvents(trx, type, records, secretsOf(context, path))
   }
   return enqueued
 }
@@ -133,7 +135,7 @@ async function enqueueBatchEvents(trx: Knex.Transaction, context: HookContext, p
     let end = start + 1
     while (end < records.length && events[end] === events[start]) end += 1
     const type = eventTypeOf(path, METHOD_OF_EVENT[events[start] as keyof typeof METHOD_OF_EVENT])
-    if (type) enqueued += await enqueueEvents(trx, type, records.slice(start, end).map((object) => ({ object })))
+    if (type) enqueued += await enqueueEvents(trx, type, records.slice(start, end).map((object) => ({ object })), secretsOf(context, path))
     start = end
   }
   return enqueued
@@ -147,9 +149,21 @@ function organizationsOf(context: HookContext): number[] | null {
   return typeof named === 'number' ? [named] : null
 }
 
-/** The stored row a patch is about to change (any organization: it is only used if the patch succeeds, in the caller's). */
-async function storedRecord(trx: Knex.Transaction, context: HookContext) {
-  return (context.self as any).storedRow(context.id, { transaction: { trx }, query: {} }).catch(() => undefined) as Promise<Record<string, any> | undefined>
+/** The secret fields of a resource's records, which its events leave out. */
+const secretsOf = (context: HookContext, path: string) => secretFieldsOf(context.app.service(path as any))
+
+/**
+ * The stored row a patch is about to change (any organization: it is only used if the patch
+ * succeeds, in the caller's). None for a malformed id, which the query validation refuses before
+ * any SQL; a failed read is the call's error, never swallowed: its statement has aborted the
+ * transaction, and every later one would fail with "current transaction is aborted".
+ */
+async function storedRecord(trx: Knex.Transaction, context: HookContext): Promise<Record<string, any> | undefined> {
+  if (!isRecordId(context.id)) return undefined
+  return (context.self as any).storedRow(context.id, { transaction: { trx }, query: {} }).catch((error: any) => {
+    if (error?.code === 404) return undefined
+    throw error
+  })
 }
 
 /** The records the call answered with, as the API returns them, with the old values of what a patch changed. */

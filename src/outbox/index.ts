@@ -18,7 +18,7 @@ declare module '../declarations.js' {
  * tests call) and stops before the database pool closes on app.teardown.
  */
 export const outbox = (app: Application) => {
-  const worker = new OutboxWorker({ db: app.get('knex'), logger: app.get('logger') })
+  const worker = new OutboxWorker({ db: app.get('knex'), logger: app.get('logger'), leaseSeconds: app.get('outboxLeaseS') })
   app.set('outbox', worker)
   app.hooks({
     setup: [

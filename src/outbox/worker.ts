@@ -1,6 +1,8 @@
 import type { Knex } from 'knex'
 import type { Logger } from 'pino'
+import { outcomeOfError } from './failures.js'
 import { OUTBOX_TABLE } from './jobs.js'
+import { WorkerLiveness, reclaimJobsOfGoneWorkers } from './liveness.js'
 import type { OutboxJob } from './jobs.js'
 
 /** What a handler made of one run of a job. */
@@ -14,7 +16,7 @@ export type JobOutcome =
 
 export interface JobHandler {
   topic: string
-  /** Runs before this one is given up; a thrown error or a 'retry' outcome counts as a failed attempt. */
+  /** Runs before this one is given up; a 'retry' outcome or a transient thrown error counts as a failed attempt (failures.ts). */
   maxAttempts: number
   /** Wait after the first failed attempt; doubled after each further one, up to maxDelayMs. */
   retryBaseMs: number
@@ -35,13 +37,16 @@ export type DeliveryReport = Record<string, number> & { retrying: number; failed
 export interface OutboxWorkerOptions {
   db: Knex
   logger: Logger
-  /** A claimed job belongs to its worker for this long; should the worker die, another takes it over afterwards. */
+  /**
+   * A claimed job belongs to its worker for this long, renewed while the worker holds it; should
+   * the worker hang or lose the database, another takes the job over once the lease has run out.
+   */
   leaseSeconds?: number
 }
 
 const BATCH_SIZE = 20
 const DEFAULT_MAX_DELAY_MS = 60 * 60 * 1000
-const DEFAULT_LEASE_SECONDS = 120
+const DEFAULT_LEASE_SECONDS = 15
 
 /**
  * The one background worker of the service: drains the transactional outbox (table outbox_jobs)
@@ -53,6 +58,12 @@ const DEFAULT_LEASE_SECONDS = 120
  * calls) and the outcome is recorded only while the claim is still that worker's. Jobs sharing an
  * ordering key run one at a time, oldest first: a job waits while an earlier one of its key is
  * pending or running (retries included), so a receiver sees them in the order they happened.
+ *
+ * A claim's lease is short and renewed (a heartbeat every third of it) while the worker holds the
+ * job, so a job whose worker is gone waits a lease at most. A started worker also registers with
+ * a lock that ends with its process (liveness.ts) and marks its claims with its id: a process
+ * that starts takes the jobs of gone workers over at once. A job taken over may be sent twice
+ * when its worker died between the far side's acceptance and the record of it, once at most.
  */
 export class OutboxWorker {
   private handlers = new Map<string, JobHandler>()
@@ -60,6 +71,13 @@ export class OutboxWorker {
   private running: Promise<unknown> | undefined
   private again = false
   private stopped = true
+  /** Set by stop() (shutdown): the pass under way claims nothing more and gives back what it has not started. */
+  private stopping = false
+  private liveness: WorkerLiveness | undefined
+  private registering: Promise<void> | undefined
+  /** The jobs this worker has claimed and not yet closed (id → attempts), whose leases the heartbeat renews. */
+  private held = new Map<number, number>()
+  private heartbeat: NodeJS.Timeout | undefined
 
   constructor(protected options: OutboxWorkerOptions) {}
 
@@ -72,15 +90,52 @@ export class OutboxWorker {
     return this.handlers.get(topic)
   }
 
+  /** Registers the worker, takes over the jobs of gone workers, then runs what is due. */
   start() {
     this.stopped = false
-    this.schedule()
+    this.stopping = false
+    this.running = this.ensureLiveness().finally(() => {
+      this.running = undefined
+      if (!this.stopped) this.pass()
+    })
   }
 
   async stop() {
     this.stopped = true
+    this.stopping = true
     clearTimeout(this.timer)
     await this.running
+    const liveness = this.liveness
+    this.liveness = undefined
+    await liveness?.end()
+  }
+
+  private get leaseSeconds() {
+    return this.options.leaseSeconds ?? DEFAULT_LEASE_SECONDS
+  }
+
+  /** One registration at a time (a pass and a direct deliverDue may both find the worker without one). */
+  private ensureLiveness() {
+    this.registering ??= this.registerLiveness().finally(() => {
+      this.registering = undefined
+    })
+    return this.registering
+  }
+
+  private async registerLiveness() {
+    const { db, logger } = this.options
+    try {
+      const liveness = await WorkerLiveness.register(db, (error) => {
+        if (this.liveness !== liveness) return
+        this.liveness = undefined
+        logger.warn({ err: error, worker: liveness.id }, 'outbox: the worker lost its lock; it registers again on the next pass')
+      })
+      this.liveness = liveness
+      const reclaimed = await reclaimJobsOfGoneWorkers(db, liveness.id)
+      if (reclaimed) logger.warn({ reclaimed, worker: liveness.id }, 'outbox: running jobs of workers that are gone taken over')
+    } catch (error) {
+      logger.error({ err: error }, 'outbox: the worker could not register; its claims last their lease')
+    }
   }
 
   /** Runs the due jobs as soon as the transaction has committed (a rolled-back one wrote none). */
@@ -103,15 +158,61 @@ export class OutboxWorker {
 
   /** Runs every job that is due now, pass after pass until none is left; returns what happened. */
   async deliverDue(): Promise<DeliveryReport> {
+    if (!this.stopped && !this.liveness) await this.ensureLiveness()
     const report = this.emptyReport()
     for (;;) {
-      const claimed = await this.claim()
+      const claimed = this.stopping ? [] : await this.claim()
       if (claimed.length === 0) return report
-      for (const job of claimed) {
-        const label = await this.runOne(job)
-        report[label] = (report[label] ?? 0) + 1
+      this.hold(claimed)
+      try {
+        for (const [started, job] of claimed.entries()) {
+          if (this.stopping) {
+            await this.giveBack(claimed.slice(started))
+            break
+          }
+          const label = await this.runOne(job)
+          this.letGo(job)
+          report[label] = (report[label] ?? 0) + 1
+        }
+      } finally {
+        for (const job of claimed) this.letGo(job)
       }
     }
+  }
+
+  /** Claimed jobs not started when the worker stops: due again at once, for any worker, the attempt not counted. */
+  private async giveBack(jobs: OutboxJob[]) {
+    const { db } = this.options
+    await db(OUTBOX_TABLE)
+      .where({ status: 'running' })
+      .whereIn(['id', 'attempts'], jobs.map((job) => [job.id, job.attempts]))
+      .update({ status: 'pending', attempts: db.raw('attempts - 1'), next_attempt_at: db.fn.now(), updated_at: db.fn.now() })
+  }
+
+  private hold(jobs: OutboxJob[]) {
+    for (const job of jobs) this.held.set(job.id, job.attempts)
+    if (this.heartbeat) return
+    this.heartbeat = setInterval(() => void this.renewLeases(), (this.leaseSeconds * 1000) / 3)
+    this.heartbeat.unref()
+  }
+
+  private letGo(job: OutboxJob) {
+    this.held.delete(job.id)
+    if (this.held.size > 0) return
+    clearInterval(this.heartbeat)
+    this.heartbeat = undefined
+  }
+
+  /** The heartbeat: the jobs still held keep their claim for another lease. */
+  private async renewLeases() {
+    const { db, logger } = this.options
+    const held = [...this.held.entries()]
+    if (held.length === 0) return
+    await db(OUTBOX_TABLE)
+      .where({ status: 'running' })
+      .whereIn(['id', 'attempts'], held)
+      .update({ next_attempt_at: db.raw('now() + make_interval(secs => ?)', [this.leaseSeconds]) })
+      .catch((error) => logger.warn({ err: error, jobs: held.length }, 'outbox: leases not renewed'))
   }
 
   private emptyReport(): DeliveryReport {
@@ -162,11 +263,11 @@ export class OutboxWorker {
          FOR UPDATE SKIP LOCKED
        )
        UPDATE ${OUTBOX_TABLE} AS j
-       SET status = 'running', attempts = j.attempts + 1,
+       SET status = 'running', attempts = j.attempts + 1, claimed_by = ?,
            next_attempt_at = now() + make_interval(secs => ?), updated_at = now()
        FROM due WHERE j.id = due.id
        RETURNING j.*`,
-      [...topics, BATCH_SIZE, this.options.leaseSeconds ?? DEFAULT_LEASE_SECONDS]
+      [...topics, BATCH_SIZE, this.liveness?.id ?? null, this.leaseSeconds]
     )
     return (result.rows as OutboxJob[]).sort((a, b) => a.id - b.id)
   }
@@ -176,8 +277,8 @@ export class OutboxWorker {
     let outcome: JobOutcome
     try {
       outcome = await handler.run(job)
-    } catch (error: any) {
-      outcome = { status: 'retry', error: String(error?.message ?? error) }
+    } catch (error) {
+      outcome = outcomeOfError(error)
     }
     const { logger, db } = this.options
     const log = { outbox_id: job.id, topic: job.topic, kind: job.kind, attempts: job.attempts }

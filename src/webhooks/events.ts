@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import type { Knex } from 'knex'
 import { enqueueJobs } from '../outbox/index.js'
+import { withoutSecrets } from '../secret-fields.js'
 
 /**
  * Webhook events: '<resource>.<created|updated|deleted>' for the resources below, written to the
@@ -68,9 +69,11 @@ export interface ChangedRecord {
 /**
  * Writes one event per changed record: a delivery row and an outbox job for each subscription
  * that wants it, inside the caller's transaction. Jobs of one subscription share an ordering
- * key, so the outbox delivers them one at a time in the order they were written.
+ * key, so the outbox delivers them one at a time in the order they were written. The resource's
+ * secret fields (an invitation's token) never enter a payload: anyone the organization lets read
+ * its events, or any receiver, would hold them.
  */
-export async function enqueueEvents(trx: Knex.Transaction, type: string, records: ChangedRecord[]): Promise<number> {
+export async function enqueueEvents(trx: Knex.Transaction, type: string, records: ChangedRecord[], secretFields: readonly string[]): Promise<number> {
   const organizationIds = [...new Set(records.map((record) => record.object.organization_id).filter((id) => typeof id === 'number'))]
   if (organizationIds.length === 0) return 0
   const subscriptions: { id: number; organization_id: number }[] = await subscribersOf(trx, type, organizationIds)
@@ -78,7 +81,9 @@ export async function enqueueEvents(trx: Knex.Transaction, type: string, records
     .orderBy('id')
   if (subscriptions.length === 0) return 0
   const createdAt = new Date().toISOString()
-  const deliveries = records.flatMap(({ object, previous }) => {
+  const deliveries = records.flatMap((record) => {
+    const object = withoutSecrets(record.object, secretFields).answer as Record<string, any>
+    const previous = record.previous && (withoutSecrets(record.previous, secretFields).answer as Record<string, unknown>)
     const payload = {
       id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
       type,

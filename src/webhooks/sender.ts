@@ -3,6 +3,7 @@ import dns from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import net from 'node:net'
+import { isPrivateAddress } from './addresses.js'
 
 /**
  * The wire side of outbound webhooks (Standard Webhooks, https://www.standardwebhooks.com):
@@ -18,30 +19,6 @@ export const newSecret = () => `${SECRET_PREFIX}${crypto.randomBytes(32).toStrin
 export function signature(secret: string, id: string, timestamp: number, body: string) {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
   return `v1,${crypto.createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
-}
-
-// Loopback, link-local, private, shared (CGNAT), unspecified, benchmarking, multicast and reserved
-// ranges: a receiver there is inside someone's network, not on the Internet.
-const REFUSED = new net.BlockList()
-for (const [address, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]
-] as const) REFUSED.addSubnet(address, prefix, 'ipv4')
-for (const [address, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) REFUSED.addSubnet(address, prefix, 'ipv6')
-
-/** Whether an IP address is one a webhook must not reach (IPv4-mapped and NAT64 IPv6 forms are checked as IPv4). */
-export function isPrivateAddress(address: string): boolean {
-  const family = net.isIP(address)
-  if (family === 4) return REFUSED.check(address, 'ipv4')
-  if (family !== 6) return true
-  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1]
-  if (embedded) return REFUSED.check(embedded, 'ipv4')
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
-  if (mapped) {
-    const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)]
-    return REFUSED.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4')
-  }
-  return REFUSED.check(address, 'ipv6')
 }
 
 export class RefusedAddress extends Error {

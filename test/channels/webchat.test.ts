@@ -1,35 +1,26 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { io as connect } from 'socket.io-client'
-import type { Socket } from 'socket.io-client'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
+import { serveSockets } from '../helpers/sockets.js'
 import { ISO_MS } from '../conversations/fixtures.js'
 import { connectWebchat } from './fixtures.js'
 
 describe('web chat (the site widget)', () => {
   let t: TestApp
-  let server: http.Server
-  let url: string
+  let sockets: Awaited<ReturnType<typeof serveSockets>>
   let acme: Tenant
   let widget: any
-  const sockets: Socket[] = []
 
   beforeAll(async () => {
     t = await startApp({ publicRateLimitPoints: 1000 })
-    server = http.createServer(t.app.callback())
-    ;(t.app as any).io.attach(server)
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    sockets = await serveSockets(t)
     acme = await createTenant(t, 'Acme')
     widget = await connectWebchat(t, acme, { allowed_origins: ['https://shop.example.test'], welcome_message: 'Hi! How can we help?' })
   })
   afterAll(async () => {
-    for (const socket of sockets) socket.disconnect()
-    await new Promise((resolve) => server.close(resolve))
+    await sockets.close()
     await t.close()
   })
 
@@ -43,12 +34,14 @@ describe('web chat (the site widget)', () => {
   const reply = (conversationId: number, body: Record<string, unknown>) =>
     t.http().post('/conversation-messages-transform-outgoing-webchat').set(acme.key).send({ conversation_id: conversationId, ...body })
 
-  it('when a visitor opens the chat with an e-mail, then they are matched to the contact and get a token and a webchat conversation of the widget', async () => {
+  it('when a visitor opens the chat with an e-mail, then they get a token and a webchat conversation of the widget, with a new contact carrying the name and e-mail they gave', async () => {
     const known = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Ada', email: 'ada.webchat@example.test' })).body
     const session = await open({ name: 'Ada L.', email: 'Ada.Webchat@example.test' })
     expect(session).toEqual({ visitor_token: expect.stringMatching(/^[\w-]{43}$/), conversation_id: expect.any(Number), title: 'Chat with us', welcome_message: 'Hi! How can we help?' })
     const conversation = (await t.http().get(`/conversations/${session.conversation_id}`).set(acme.key)).body
-    expect(conversation).toMatchObject({ channel: 'webchat', channel_account_id: widget.id, contact_id: known.id, status: 'open' })
+    expect(conversation).toMatchObject({ channel: 'webchat', channel_account_id: widget.id, status: 'open' })
+    expect(conversation.contact).toMatchObject({ first_name: 'Ada', last_name: 'L.', email: 'ada.webchat@example.test' })
+    expect(conversation.contact_id).not.toBe(known.id)
     const stranger = await open({ name: 'Grace Hopper' })
     const contact = (await t.http().get(`/conversations/${stranger.conversation_id}`).set(acme.key)).body.contact
     expect(contact).toMatchObject({ first_name: 'Grace', last_name: 'Hopper', email: null })
@@ -95,6 +88,28 @@ describe('web chat (the site widget)', () => {
     expect((await say('not-a-token', 'hi')).status).toBe(401)
   })
 
+  it('when the conversation is blocked or deleted, then its visitor token no longer reads, writes or opens a socket, and a visitor already listening is cut off at once', async () => {
+    for (const close of ['block', 'delete'] as const) {
+      const { visitor_token: token, conversation_id: conversationId } = await open({ name: `Closed by ${close}` })
+      const mine = (await say(token, 'Hello?')).body
+      const { received, cutOff } = await sockets.listen({ visitorToken: token })
+      const closing = close === 'block'
+        ? t.http().patch(`/conversations/${conversationId}`).set(acme.key).send({ is_blocked: true })
+        : t.http().delete(`/conversations/${conversationId}`).set(acme.key)
+      expect((await closing).status).toBe(200)
+      await Promise.race([cutOff, new Promise((_resolve, reject) => setTimeout(() => reject(new Error(`not cut off after ${close}`)), 1_000))])
+      if (close === 'block') expect((await t.http().delete(`/conversation-messages-webchat/${mine.id}`).set(acme.key)).status).toBe(200)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(received).toEqual([])
+
+      for (const res of [await thread(token), await say(token, 'Anyone?')]) {
+        expect(res.status, `${close}: ${JSON.stringify(res.body)}`).toBe(403)
+        expect(res.body).toMatchObject({ name: 'Forbidden', message: 'This chat is closed' })
+      }
+      await expect(sockets.listen({ visitorToken: token })).rejects.toThrow('This chat is closed')
+    }
+  })
+
   it('when a resolved web chat gets a visitor message, then it reopens', async () => {
     const { visitor_token: token, conversation_id: conversationId } = await open({ name: 'Returning' })
     await say(token, 'Hi')
@@ -122,20 +137,9 @@ describe('web chat (the site widget)', () => {
   it("when visitors listen on Socket.io with their token, then each receives only their own conversation's messages, never notes", async () => {
     const first = await open({ name: 'Socket one' })
     const second = await open({ name: 'Socket two' })
-    const listen = async (auth: Record<string, string>) => {
-      const socket = connect(url, { auth, transports: ['websocket'], forceNew: true, reconnection: false })
-      sockets.push(socket)
-      const received: { event: string; data: any }[] = []
-      socket.onAny((event: string, data: any) => received.push({ event, data }))
-      await new Promise<void>((resolve, reject) => {
-        socket.on('connect', () => resolve())
-        socket.on('connect_error', reject)
-      })
-      return received
-    }
-    const one = await listen({ visitorToken: first.visitor_token })
-    const two = await listen({ visitorToken: second.visitor_token })
-    await expect(listen({ visitorToken: 'wrong' })).rejects.toThrow('Invalid visitor token')
+    const { received: one } = await sockets.listen({ visitorToken: first.visitor_token })
+    const { received: two } = await sockets.listen({ visitorToken: second.visitor_token })
+    await expect(sockets.listen({ visitorToken: 'wrong' })).rejects.toThrow('Invalid visitor token')
     await reply(first.conversation_id, { content: 'Hello one' })
     await reply(first.conversation_id, { content: 'secret note', direction: 'note' })
     await reply(second.conversation_id, { content: 'Hello two' })

@@ -1,56 +1,34 @@
 import crypto from 'node:crypto'
-import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { io as connect } from 'socket.io-client'
-import type { Socket } from 'socket.io-client'
+import { Redis } from 'ioredis'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
+import { serveSockets } from '../helpers/sockets.js'
+import type { Received } from '../helpers/sockets.js'
 import { createContact, created } from './fixtures.js'
-
-interface Received {
-  event: string
-  data: any
-}
 
 describe('realtime events over Socket.io', () => {
   let t: TestApp
-  let server: http.Server
-  let url: string
+  let sockets: Awaited<ReturnType<typeof serveSockets>>
   let acme: Tenant
   let globex: Tenant
-  const sockets: Socket[] = []
 
   beforeAll(async () => {
     t = await startApp()
-    server = http.createServer(t.app.callback())
-    ;(t.app as any).io.attach(server)
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    sockets = await serveSockets(t)
     acme = await createTenant(t, 'Acme')
     globex = await createTenant(t, 'Globex')
   })
   afterAll(async () => {
-    for (const socket of sockets) socket.disconnect()
-    await new Promise((resolve) => server.close(resolve))
+    await sockets.close()
     await t.close()
   })
 
-  /** A connected socket recording every inbox event it receives. */
-  async function listen(auth: Record<string, string>) {
-    const socket = connect(url, { auth, transports: ['websocket'], forceNew: true, reconnection: false })
-    sockets.push(socket)
-    const received: Received[] = []
-    socket.onAny((event: string, data: any) => received.push({ event, data }))
-    await new Promise<void>((resolve, reject) => {
-      socket.on('connect', () => resolve())
-      socket.on('connect_error', reject)
-    })
-    return { socket, received }
-  }
+  const listen = (auth: Record<string, string>) => sockets.listen(auth)
   const settle = () => new Promise((resolve) => setTimeout(resolve, 300))
 
   it("when each organization's dashboard listens, then each sees only its own organization's inbox changes, live", async () => {
@@ -90,31 +68,40 @@ describe('realtime events over Socket.io', () => {
     const eventsChannel = `crm-test:${crypto.randomUUID()}:events`
     const first = await startApp({ eventsChannel })
     const second = await startApp({ eventsChannel })
-    const secondServer = http.createServer(second.app.callback())
-    let socket: Socket | undefined
-    ;(second.app as any).io.attach(secondServer)
-    await new Promise<void>((resolve) => secondServer.listen(0, '127.0.0.1', resolve))
+    const secondSockets = await serveSockets(second)
     try {
       await Promise.all([(first.app as any).sync.ready, (second.app as any).sync.ready])
-      socket = connect(`http://127.0.0.1:${(secondServer.address() as AddressInfo).port}`, {
-        auth: { apiKey: acme.apiKey }, transports: ['websocket'], forceNew: true, reconnection: false
-      })
-      const received: Received[] = []
-      socket.onAny((event: string, data: any) => received.push({ event, data }))
-      await new Promise<void>((resolve, reject) => {
-        socket!.on('connect', () => resolve())
-        socket!.on('connect_error', reject)
-      })
+      const { received } = await secondSockets.listen({ apiKey: acme.apiKey })
       const contact = await first.http().post('/contacts').set(acme.key).send({ first_name: 'Across' })
       const conversation = await first.http().post('/conversations').set(acme.key).send({ channel: 'sms', contact_id: contact.body.id })
       expect(conversation.status).toBe(201)
       await vi.waitFor(() => expect(received.map((r) => [r.event, r.data.id])).toEqual([['conversations created', conversation.body.id]]))
     } finally {
-      socket?.disconnect()
-      secondServer.closeAllConnections()
-      await new Promise((resolve) => secondServer.close(resolve))
+      await secondSockets.close()
       await first.close()
       await second.close()
+    }
+  })
+
+  it.skipIf(!process.env.REDIS_URL)('when events travel through Redis, then only the inbox\'s do: a new widget\'s identity secret and a visitor\'s token stay in the process', async () => {
+    const eventsChannel = `crm-test:${crypto.randomUUID()}:events`
+    const shared = await startApp({ eventsChannel })
+    const spy = new Redis(process.env.REDIS_URL!)
+    const travelled: string[] = []
+    try {
+      await (shared.app as any).sync.ready
+      await spy.subscribe(eventsChannel)
+      spy.on('message', (_channel: string, message: string) => travelled.push(message))
+      const tenant = await createTenant(shared, 'Spied')
+      const widget = created(await shared.http().post('/channel-accounts').set(tenant.key).send({ channel: 'webchat', name: 'Site', config: {} }), 'widget')
+      const session = created(await shared.http().post(`/public/webchat/${widget.widget_token}/sessions`).send({ name: 'Visitor' }), 'session')
+      await vi.waitFor(() => expect(travelled.map((raw) => JSON.parse(raw).path)).toContain('conversations'))
+      expect(widget.identity_secret).toEqual(expect.any(String))
+      expect(travelled.filter((raw) => raw.includes(widget.identity_secret) || raw.includes(session.visitor_token))).toEqual([])
+      expect(new Set(travelled.map((raw) => JSON.parse(raw).path))).toEqual(new Set(['conversations']))
+    } finally {
+      spy.disconnect()
+      await shared.close()
     }
   })
 
@@ -124,29 +111,16 @@ describe('realtime events over Socket.io', () => {
     const { port } = closed.address() as AddressInfo
     await new Promise((resolve) => closed.close(resolve))
     const alone = await startApp({ redisUrl: `redis://127.0.0.1:${port}` })
-    const aloneServer = http.createServer(alone.app.callback())
-    ;(alone.app as any).io.attach(aloneServer)
-    await new Promise<void>((resolve) => aloneServer.listen(0, '127.0.0.1', resolve))
-    let socket: Socket | undefined
+    const aloneSockets = await serveSockets(alone)
     try {
       const tenant = await createTenant(alone, 'Alone')
-      socket = connect(`http://127.0.0.1:${(aloneServer.address() as AddressInfo).port}`, {
-        auth: { apiKey: tenant.apiKey }, transports: ['websocket'], forceNew: true, reconnection: false
-      })
-      const received: Received[] = []
-      socket.onAny((event: string, data: any) => received.push({ event, data }))
-      await new Promise<void>((resolve, reject) => {
-        socket!.on('connect', () => resolve())
-        socket!.on('connect_error', reject)
-      })
+      const { received } = await aloneSockets.listen({ apiKey: tenant.apiKey })
       const contact = await alone.http().post('/contacts').set(tenant.key).send({ first_name: 'Offline' })
       const conversation = await alone.http().post('/conversations').set(tenant.key).send({ channel: 'sms', contact_id: contact.body.id })
       expect(conversation.status).toBe(201)
       await vi.waitFor(() => expect(received.map((r) => [r.event, r.data.id])).toEqual([['conversations created', conversation.body.id]]))
     } finally {
-      socket?.disconnect()
-      aloneServer.closeAllConnections()
-      await new Promise((resolve) => aloneServer.close(resolve))
+      await aloneSockets.close()
       await alone.close()
     }
   })

@@ -299,7 +299,7 @@ describe('account security', () => {
       // Nothing about the account changed: its password and its sessions stay.
       expect((await t.http().get('/organizations').set(bearerOf(owner.token))).status).toBe(200)
 
-      const second = await invite(globex.key, { email: owner.user.email, role: 'admin' })
+      const second = await invite(globex.bearer, { organization_id: globex.organization.id, email: owner.user.email, role: 'admin' })
       const withJwt = await accept(second.body.id, { token: second.body.token }, bearerOf(owner.token))
       expect(withJwt.status, JSON.stringify(withJwt.body)).toBe(200)
       expect(await membership(globex.organization.id, owner.user.id)).toMatchObject({ role: 'admin' })
@@ -308,7 +308,7 @@ describe('account security', () => {
     it('when the account is unverified, then the token claims it: the password sent replaces the squatter\'s, their sessions end, and it is verified', async () => {
       const victim = uniqueEmail('victim')
       const squatter = await signUp(t, { email: victim })
-      const created = await invite(acme.key, { email: victim, role: 'admin' })
+      const created = await invite(acme.bearer, { organization_id: acme.organization.id, email: victim, role: 'admin' })
 
       const noPassword = await accept(created.body.id, { token: created.body.token })
       expect(noPassword.status).toBe(400)

@@ -50,6 +50,32 @@ describe('accounts and authentication', () => {
     expect(res.body.errors).toHaveProperty(field)
   })
 
+  it('when a sign-up or a verification body is an array, then 400 in the error shape and no account is created, never 500', async () => {
+    const email = uniqueEmail('array')
+    const signup = await t.http().post('/users').send([{ email, password: 'long enough secret', first_name: 'Ada', last_name: 'Lovelace' }])
+    expect(signup.status).toBe(400)
+    expect(signup.body).toEqual({ name: 'BadRequest', message: 'The body must be one JSON object: send one record at a time', code: 400, className: 'bad-request' })
+    expect(await t.db('users').where({ email }).first()).toBeUndefined()
+    const verify = await t.http().post('/users').set('X-Service-Method', 'verifyEmail').send([{ token: 'abc' }])
+    expect(verify.status).toBe(400)
+    expect(verify.body).toMatchObject({ name: 'BadRequest', code: 400, className: 'bad-request' })
+  })
+
+  it('when an account is changed with an array body, then 400 and the account is unchanged', async () => {
+    const a = await signUp(t)
+    const res = await t.http().patch(`/users/${a.user.id}`).set('Authorization', `Bearer ${a.token}`).send([{ first_name: 'Changed' }])
+    expect(res.status).toBe(400)
+    expect(res.body).toMatchObject({ name: 'BadRequest', code: 400, className: 'bad-request' })
+    expect((await t.db('users').where({ id: a.user.id }).first()).first_name).toBe('Ada')
+  })
+
+  it('when a call on an account by id carries a filter, then 400 naming it', async () => {
+    const a = await signUp(t)
+    const res = await t.http().get(`/users/${a.user.id}`).query({ email: 'someone@example.test' }).set('Authorization', `Bearer ${a.token}`)
+    expect(res.status).toBe(400)
+    expect(res.body.errors).toEqual({ email: 'is not allowed' })
+  })
+
   it('when sign-up is switched off, then 403 and no account is created', async () => {
     const closed = await startApp({ signupEnabled: false })
     try {
@@ -79,6 +105,22 @@ describe('accounts and authentication', () => {
     expect(wrong.body.name).toBe('NotAuthenticated')
     const unknown = await t.http().post('/authentication').send({ strategy: 'local', email: uniqueEmail(), password: 'whatever1' })
     expect(unknown.status).toBe(401)
+  })
+
+  it('when a login with the right password also carries an x-api-key or another user\'s bearer token, then the header is ignored: 201 for the account of the body', async () => {
+    const tenant = await createTenant(t)
+    const other = await signUp(t)
+    const withKey = await t.http().post('/authentication').set(tenant.key).send({ strategy: 'local', email: tenant.user.email, password: tenant.password })
+    expect(withKey.status, JSON.stringify(withKey.body)).toBe(201)
+    expect(withKey.body.user).toMatchObject({ id: tenant.user.id, email: tenant.user.email })
+    const withToken = await t.http().post('/authentication').set('Authorization', `Bearer ${other.token}`)
+      .send({ strategy: 'local', email: tenant.user.email, password: tenant.password })
+    expect(withToken.status, JSON.stringify(withToken.body)).toBe(201)
+    expect(withToken.body.user.id).toBe(tenant.user.id)
+    const me = await t.http().get(`/users/${tenant.user.id}`).set('Authorization', `Bearer ${withToken.body.accessToken}`)
+    expect(me.body.id).toBe(tenant.user.id)
+    const wrong = await t.http().post('/authentication').set(tenant.key).send({ strategy: 'local', email: tenant.user.email, password: 'wrong password' })
+    expect(wrong.status).toBe(401)
   })
 
   it('when someone tries to trade an API key for a JWT, then 401', async () => {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import feathersCore from '@feathersjs/feathers'
 import { startApp } from '../helpers/app.js'
@@ -242,5 +243,74 @@ describe('the record layer refuses undeclared columns', () => {
       .rejects.toMatchObject({ code: 400, errors: { no_such_column: 'is not a field you can filter on' } })
     await expect(companies._find({ query: { organization_id: a.organization.id, $or: [{ name: 'x' }, { bogus: 1 }] } } as any))
       .rejects.toMatchObject({ code: 400, errors: { bogus: 'is not a field you can filter on' } })
+  })
+})
+
+describe('every service inside the write transaction', () => {
+  interface Call { method: 'post' | 'patch' | 'delete'; url: string; body?: unknown; serviceMethod?: string }
+
+  /**
+   * The writes of a service that hostile input could fail inside its write transaction: an array
+   * body, and a malformed id, on every method (custom ones through X-Service-Method). Route
+   * parameters (a booking link's slug) are filled with a word. A resource with batch writes takes
+   * an array of records on create: then its items are not records.
+   */
+  const hostileCalls = (path: string, methods: string[]): Call[] => {
+    const url = `/${path.replace(/:[^/]+/g, 'word')}`
+    const calls: Call[] = []
+    for (const method of methods) {
+      if (method === 'create') calls.push(...[methods.includes('upsert') ? [] : [{}], ['text']].map((body) => ({ method: 'post' as const, url, body })))
+      else if (method === 'patch') calls.push({ method: 'patch', url: `${url}/abc`, body: {} }, { method: 'patch', url: `${url}/${MISSING_ID}`, body: [{}] })
+      else if (method === 'remove') calls.push({ method: 'delete', url: `${url}/abc` })
+      else if (!['find', 'get', 'update'].includes(method)) {
+        calls.push({ method: 'post', url: `${url}/abc`, body: {}, serviceMethod: method }, { method: 'post', url, body: [{}], serviceMethod: method })
+      }
+    }
+    return calls
+  }
+
+  /** The owner's credentials for a service's method: as for the resources above, a person's token elsewhere. */
+  const credentialsFor = (path: string, method: string) => {
+    const resource = resources.find((r) => r.path === path)
+    return resource ? auth(resource, method) : a.bearer
+  }
+
+  /** Every hostile write of every registered service; the answers that are not a 4xx in the spec's error shape. */
+  async function probe(extra: () => Record<string, string>) {
+    const wrong: string[] = []
+    for (const path of Object.keys(t.app.services)) {
+      const options = feathersCore.getServiceOptions(t.app.service(path as any)) as any
+      for (const call of hostileCalls(path, options.methods)) {
+        let request = t.http()[call.method](call.url).set(credentialsFor(path, call.serviceMethod ?? call.method)).set(extra())
+        if (call.serviceMethod) request = request.set('X-Service-Method', call.serviceMethod)
+        const response = await (call.body === undefined ? request : request.set('Content-Type', 'application/json').send(JSON.stringify(call.body)))
+        const { body, status } = response
+        const shaped = typeof body?.name === 'string' && typeof body.message === 'string' && body.code === status && typeof body.className === 'string'
+        if (status < 400 || status >= 500 || !shaped) wrong.push(`${call.method.toUpperCase()} ${call.url} ${call.serviceMethod ?? ''} ${JSON.stringify(call.body)} → ${status} ${JSON.stringify(body)}`)
+      }
+    }
+    return wrong
+  }
+
+  it('when an organization has an active webhook subscription, then an array body or a malformed id on any write of any service is a 4xx in the error shape, never a 5xx', async () => {
+    // Never reached (the outbox refuses the loopback address): it only makes every write of A open its transaction.
+    const subscription = await t.http().post('/webhook-subscriptions').set(a.key).send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] })
+    expect(subscription.status).toBe(201)
+    try {
+      const wrong = await probe(() => ({}))
+      expect(wrong, wrong.join('\n')).toEqual([])
+    } finally {
+      await t.http().delete(`/webhook-subscriptions/${subscription.body.id}`).set(a.key)
+    }
+  })
+
+  it('when the writes carry an Idempotency-Key, then the same: a 4xx in the error shape, never a 5xx, and no key stays claimed', async () => {
+    const keys: string[] = []
+    const wrong = await probe(() => {
+      keys.push(`probe-${crypto.randomUUID()}`)
+      return { 'Idempotency-Key': keys[keys.length - 1] }
+    })
+    expect(wrong, wrong.join('\n')).toEqual([])
+    expect(await t.db('idempotency_keys').whereIn('key', keys).select('key', 'path', 'status')).toEqual([])
   })
 })

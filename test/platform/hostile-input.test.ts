@@ -1,7 +1,10 @@
+import crypto from 'node:crypto'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
+import { inTransaction } from '../../src/hooks/deferred-events.js'
+import { shapeError } from '../../src/hooks/errors.js'
 import type { Tenant } from '../helpers/fixtures.js'
 
 const NUL_MESSAGE = 'must not contain a NUL character'
@@ -85,5 +88,56 @@ describe('hostile input: NUL characters', () => {
   it('when an internal call carries a NUL past the HTTP layer, then the database refusal becomes a 400, not a 500', async () => {
     const call = t.app.service('companies').create({ organization_id: acme.organization.id, name: 'x\u0000' } as any, { system: true } as any)
     await expect(call).rejects.toMatchObject({ code: 400, name: 'BadRequest' })
+  })
+})
+
+describe('hostile input inside the write transaction', () => {
+  let t: TestApp
+  let acme: Tenant
+
+  beforeAll(async () => {
+    t = await startApp()
+    acme = await createTenant(t, 'Acme')
+    // Never reached (the outbox refuses the loopback address): it only makes every write open its transaction.
+    const subscribed = await t.http().post('/webhook-subscriptions').set(acme.key).send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] })
+    expect(subscribed.status).toBe(201)
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  const expectIdRefused = (res: { status: number; body: any }) => {
+    expect(res.status, JSON.stringify(res.body)).toBe(400)
+    expect(res.body).toEqual({
+      name: 'BadRequest', message: 'Validation failed', code: 400, className: 'bad-request',
+      errors: { id: 'must be a record id: a whole number between 1 and 2147483647' }
+    })
+  }
+
+  it('when a company is patched or deleted by a malformed id while a webhook subscription is active, then 400 naming the id (not a 500), and the next write works', async () => {
+    const company = await t.http().post('/companies').set(acme.key).send({ name: 'Initech' })
+    expect(company.status).toBe(201)
+    for (const id of ['abc', '1.5', '-1', '0', '99999999999']) {
+      expectIdRefused(await t.http().patch(`/companies/${id}`).set(acme.key).send({ name: 'Renamed' }))
+      expectIdRefused(await t.http().delete(`/companies/${id}`).set(acme.key))
+    }
+    const renamed = await t.http().patch(`/companies/${company.body.id}`).set(acme.key).send({ name: 'Initrode' })
+    expect(renamed.status).toBe(200)
+    expect((await t.http().get(`/companies/${company.body.id}`).set(acme.key)).body.name).toBe('Initrode')
+  })
+
+  it('when the write carries an Idempotency-Key, then a malformed id is the same 400 and the key is free again', async () => {
+    const key = `malformed-${crypto.randomUUID()}`
+    expectIdRefused(await t.http().patch('/companies/abc').set(acme.key).set('Idempotency-Key', key).send({ name: 'Renamed' }))
+    expect(await t.db('idempotency_keys').where({ key }).first()).toBeUndefined()
+  })
+
+  it('when a statement fails inside a transaction and was caught, then the transaction fails with that error, not with "current transaction is aborted"', async () => {
+    const failing = inTransaction(t.db, async ({ transaction: { trx } }) => {
+      await trx.raw("SELECT 'abc'::integer").catch(() => undefined)
+      await trx.raw('SELECT 1')
+    })
+    await expect(failing).rejects.toMatchObject({ code: '22P02' })
+    expect(shapeError(await failing.catch((error) => error)).toJSON()).toMatchObject({ name: 'BadRequest', code: 400 })
   })
 })

@@ -37,7 +37,11 @@ describe('Idempotency-Key on POST and PATCH', () => {
     expect(again.body).toEqual(first.body)
     expect(await contactsNamed(acme.organization.id, body.email)).toBe(1)
     const stored = await t.db('idempotency_keys').where({ key }).first()
-    expect(stored).toMatchObject({ scope: `organization:${acme.organization.id}`, organization_id: acme.organization.id, method: 'POST', path: '/contacts', status: 'done', status_code: 201 })
+    const apiKey = await t.db('api_keys').where({ organization_id: acme.organization.id, name: 'test key' }).first('id')
+    expect(stored).toMatchObject({
+      scope: `api-key:${apiKey.id}`, organization_id: acme.organization.id, caller_rights: 'owner', method: 'POST', path: '/contacts',
+      status: 'done', status_code: 201, secrets_withheld: false
+    })
     expect(stored.response_body).toEqual(first.body)
   })
 
@@ -92,14 +96,14 @@ describe('Idempotency-Key on POST and PATCH', () => {
     expect(await contactsNamed(globex.organization.id, body.email)).toBe(1)
   })
 
-  it('when a person (bearer JWT) repeats a create naming the organization, then the key belongs to that organization and is replayed', async () => {
+  it('when a person (bearer JWT) repeats a create naming the organization, then the key is the person\'s, with their role there, and is replayed', async () => {
     const key = newKey()
     const body = { organization_id: acme.organization.id, first_name: 'Flo', email: `jwt-${key}@example.test` }
     const first = await t.http().post('/contacts').set(acme.bearer).set('Idempotency-Key', key).send(body)
     const again = await t.http().post('/contacts').set(acme.bearer).set('Idempotency-Key', key).send(body)
     expect(first.status).toBe(201)
     expect(again.headers['idempotent-replayed']).toBe('true')
-    expect((await t.db('idempotency_keys').where({ key }).first()).scope).toBe(`organization:${acme.organization.id}`)
+    expect(await t.db('idempotency_keys').where({ key }).first()).toMatchObject({ scope: `user:${acme.user.id}`, organization_id: acme.organization.id, caller_rights: 'owner' })
   })
 
   it('when a PATCH is replayed, then it writes nothing: updated_at stays that of the first answer', async () => {
@@ -143,7 +147,7 @@ describe('Idempotency-Key on POST and PATCH', () => {
     expect(longest.status).toBe(201)
   })
 
-  it('when a custom method (X-Service-Method) is retried, then it runs once: rotate-secret keeps the secret of its first answer', async () => {
+  it('when a custom method (X-Service-Method) is retried, then it runs once: rotate-secret keeps the secret of its first answer, which is not replayed', async () => {
     const subscription = await created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] })
     const key = newKey()
     const rotate = () => t.http().post(`/webhook-subscriptions/${subscription.id}`).set(acme.key).set('X-Service-Method', 'rotate-secret').set('Idempotency-Key', key).send({})
@@ -151,21 +155,20 @@ describe('Idempotency-Key on POST and PATCH', () => {
     expect(first.status, JSON.stringify(first.body)).toBe(200)
     expect(first.body.secret).not.toBe(subscription.secret)
     const again = await rotate()
-    expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(again.body.secret).toBe(first.body.secret)
+    expect(again.status).toBe(409)
+    expect(again.body).not.toHaveProperty('secret')
     expect((await t.db('webhook_subscriptions').where({ id: subscription.id }).first()).secret).toBe(first.body.secret)
   })
 
-  it('when a public booking is retried with the same key, then one reservation is booked', async () => {
+  it('when a public booking is retried with the same key, then one reservation is booked; the answer held the manage token, so the retry is a 409', async () => {
     const { service, slug } = await bookableLink(t, acme, `spa-${acme.organization.id}`)
     const key = newKey()
     const body = { service_id: service.id, start_datetime: at(inDays(3), '10:00'), contact: { first_name: 'Jo', email: `jo-${key}@example.test` } }
     const first = await t.http().post(`/public/booking-links/${slug}/reservations`).set('Idempotency-Key', key).send(body)
     expect(first.status, JSON.stringify(first.body)).toBe(201)
     const again = await t.http().post(`/public/booking-links/${slug}/reservations`).set('Idempotency-Key', key).send(body)
-    expect(again.status).toBe(201)
-    expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(again.body).toEqual(first.body)
+    expect(again.status).toBe(409)
+    expect(again.body).not.toHaveProperty('manage_token')
     const booked = await t.db('reservations').where({ organization_id: acme.organization.id, service_id: service.id }).whereNull('deleted_at')
     expect(booked).toHaveLength(1)
   })

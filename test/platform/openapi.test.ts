@@ -93,7 +93,7 @@ describe('the OpenAPI document (/openapi.json)', () => {
       if (key === '/health' || key === '/authentication' || key === '/mcp') continue
 
       const isPublic = Array.isArray(operation.security) && operation.security.length === 0
-      const expected = [400, ...(isPublic ? [] : [401, 403]), ...(key.includes('{') ? [404] : []), ...(['post', 'patch', 'delete'].includes(verb) ? [409] : []), 429]
+      const expected = [400, ...(isPublic ? [] : [401, 403]), ...(key.includes('{') ? [404] : []), ...(['post', 'patch', 'delete'].includes(verb) ? [409] : []), 429, 503]
       for (const code of expected) {
         const answer = operation.responses[code]
         expect(answer, `${where} answers ${code}`).toBeDefined()
@@ -102,6 +102,7 @@ describe('the OpenAPI document (/openapi.json)', () => {
       }
       expect(operation.responses[400].content['application/json'].example.errors).toEqual(expect.any(Object))
       expect(Object.keys(operation.responses[429].headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'])
+      expect(Object.keys(operation.responses[503].headers), where).toEqual(['Retry-After'])
       const success = Object.entries<any>(operation.responses).find(([code]) => code.startsWith('2'))![1]
       expect(Object.keys(success.headers ?? {}), where).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']))
     }

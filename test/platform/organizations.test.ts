@@ -57,6 +57,28 @@ describe('organizations, memberships and API keys', () => {
       expect((await t.http().get(`/organizations/${acme.organization.id}`).set(acme.key)).status).toBe(200)
     })
 
+    it('when a call by id carries a list filter (searchTerm), then 400 naming it and nothing changes', async () => {
+      const read = await t.http().get(`/organizations/${acme.organization.id}?searchTerm=ab`).set(acme.bearer)
+      expect(read.status).toBe(400)
+      expect(read.body).toEqual({ name: 'BadRequest', message: 'Validation failed', code: 400, className: 'bad-request', errors: { searchTerm: 'is not allowed' } })
+      const patched = await t.http().patch(`/organizations/${acme.organization.id}?searchTerm=ab`).set(acme.bearer).send({ name: 'Renamed by filter' })
+      expect(patched.status).toBe(400)
+      expect(patched.body.errors).toEqual({ searchTerm: 'is not allowed' })
+      expect((await t.db('organizations').where({ id: acme.organization.id }).first()).name).toBe(acme.organization.name)
+    })
+
+    it('when an organization is created or changed with an array body, then 400 and nothing is written', async () => {
+      const { token, user } = await signUp(t)
+      const bearer = { Authorization: `Bearer ${token}` }
+      const created = await t.http().post('/organizations').set(bearer).send([{ name: 'Array Co' }])
+      expect(created.status).toBe(400)
+      expect(created.body).toEqual({ name: 'BadRequest', message: 'The body must be one JSON object: send one record at a time', code: 400, className: 'bad-request' })
+      expect(await t.db('organizations_users').where({ user_id: user.id })).toEqual([])
+      const patched = await t.http().patch(`/organizations/${acme.organization.id}`).set(acme.bearer).send([{ name: 'Renamed by array' }])
+      expect(patched.status).toBe(400)
+      expect((await t.db('organizations').where({ id: acme.organization.id }).first()).name).toBe(acme.organization.name)
+    })
+
     it('when an owner sets a time zone, then it is kept; an invalid name is 400; a member gets 403', async () => {
       const ok = await t.http().patch(`/organizations/${acme.organization.id}`).set(acme.bearer).send({ timezone: 'Europe/Madrid' })
       expect(ok.status).toBe(200)
@@ -92,7 +114,7 @@ describe('organizations, memberships and API keys', () => {
       const org = await createTenant(t, 'Roles')
       const member = await addMember(t, org, 'member')
       const row = await t.db('organizations_users').where({ organization_id: org.organization.id, user_id: member.user.id }).first()
-      const res = await t.http().patch(`/organizations-users/${row.id}`).set(org.key).send({ role: 'admin' })
+      const res = await t.http().patch(`/organizations-users/${row.id}`).set(org.bearer).send({ role: 'admin' })
       expect(res.status).toBe(200)
       expect(res.body).toMatchObject({ role: 'admin', user: { id: member.user.id } })
       expect((await t.db('organizations_users').where({ id: row.id }).first()).role).toBe('admin')
@@ -141,7 +163,7 @@ describe('organizations, memberships and API keys', () => {
       const memberKey = await keyFor(t, org, member.user.id)
       expect((await t.http().get('/companies').set(memberKey)).status).toBe(200)
       const row = await t.db('organizations_users').where({ organization_id: org.organization.id, user_id: member.user.id }).first()
-      const res = await t.http().delete(`/organizations-users/${row.id}`).set(org.key)
+      const res = await t.http().delete(`/organizations-users/${row.id}`).set(org.bearer)
       expect(res.status).toBe(200)
       expect(await t.db('organizations_users').where({ id: row.id }).first()).toBeUndefined()
       expect((await t.http().get('/companies').set(memberKey)).status).toBe(401)
@@ -151,7 +173,7 @@ describe('organizations, memberships and API keys', () => {
       const row = await t.db('organizations_users').where({ organization_id: globex.organization.id }).first()
       expect((await t.http().get(`/organizations-users/${row.id}`).set(acme.key)).status).toBe(404)
       expect((await t.http().patch(`/organizations-users/${row.id}`).set(acme.bearer).send({ role: 'admin' })).status).toBe(404)
-      expect((await t.http().delete(`/organizations-users/${row.id}`).set(acme.key)).status).toBe(404)
+      expect((await t.http().delete(`/organizations-users/${row.id}`).set(acme.bearer)).status).toBe(404)
       expect((await t.http().get('/organizations-users').set(acme.key).send({ query: { organization_id: globex.organization.id } })).status).toBe(403)
     })
   })

@@ -120,6 +120,35 @@ describe('the transactional outbox (one worker for mail, channel messages and we
     expect(givenUp).toEqual([['refused', '400 invalid recipient'], ['unreachable', 'connect ECONNREFUSED']])
   })
 
+  it('when a handler fails for a reason no retry can fix (a data error of the database), then the job is failed at once with the error and the next job of its key runs in the same pass; a network error is retried', async () => {
+    const topic = newTopic()
+    const runs: string[] = []
+    const worker = workerFor({
+      topic,
+      maxAttempts: 8,
+      retryBaseMs: 60_000,
+      async run(job): Promise<JobOutcome> {
+        runs.push(job.kind)
+        // Text Postgres cannot store: 22021 on a server, the same class 22 error on embedded Postgres.
+        if (job.kind === 'poisoned') await t.db.raw('SELECT ?::text AS text', ['before\u0000after'])
+        if (job.kind === 'unreachable') throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' })
+        return { status: 'done' }
+      }
+    })
+    await enqueueJobs(t.db, [
+      { topic, kind: 'poisoned', payload: {}, orderingKey: `${topic}:one` },
+      { topic, kind: 'next', payload: {}, orderingKey: `${topic}:one` },
+      { topic, kind: 'unreachable', payload: {}, orderingKey: `${topic}:two` }
+    ])
+    expect(await worker.deliverDue()).toMatchObject({ done: 1, failed: 1, retrying: 1 })
+    expect(runs).toEqual(['poisoned', 'unreachable', 'next'])
+    const rows = await jobs(topic)
+    expect(rows.map((j) => [j.kind, j.status, j.attempts])).toEqual([['poisoned', 'failed', 1], ['next', 'done', 1], ['unreachable', 'pending', 1]])
+    expect(rows[0].result).toEqual({ permanent: true, code: expect.stringMatching(/^22/) })
+    expect(rows[0].last_error).toMatch(/0x00|invalid byte sequence|null character/)
+    expect(rows[2].result).toBeNull()
+  })
+
   it('when a job is kicked in a transaction, then it runs right after the commit without a poll, and a rolled-back one never runs', async () => {
     const topic = newTopic()
     const ran: string[] = []
@@ -157,6 +186,55 @@ describe('the transactional outbox (one worker for mail, channel messages and we
     await t.db('outbox_jobs').where({ id: held.id }).update({ next_attempt_at: t.db.raw("now() - interval '1 second'") })
     expect(await worker.deliverDue()).toMatchObject({ done: 1 })
     expect(ran).toEqual([2])
+  })
+
+  it('when a handler runs longer than the lease, then its worker renews the lease meanwhile and no other worker takes the job', async () => {
+    const topic = newTopic()
+    const runs: number[] = []
+    const handler = { topic, run: async (job: OutboxJob): Promise<JobOutcome> => { runs.push(job.attempts); await sleep(2500); return { status: 'done' } } }
+    const holder = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
+    const other = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
+    await enqueueJob(t.db, { topic, kind: 'long', payload: {} })
+    const holding = holder.deliverDue()
+    for (let i = 0; i < 4; i++) {
+      await sleep(500)
+      expect(await other.deliverDue()).toMatchObject({ done: 0 })
+    }
+    expect(await holding).toMatchObject({ done: 1 })
+    expect(runs).toEqual([1])
+    expect((await jobs(topic)).map((j) => [j.status, j.attempts])).toEqual([['done', 1]])
+  })
+
+  it('when a job is running under the id of a worker whose process is gone, then a worker that starts takes it over at once; the job of a live worker keeps its lease', async () => {
+    const [topic, busyTopic] = [newTopic(), newTopic()]
+    let release = () => {}
+    const busy = new Promise<void>((resolve) => (release = resolve))
+    const alive = workerFor({ topic: busyTopic, run: async () => { await busy; return { status: 'done' } } })
+    const ran: string[] = []
+    const starting = workerFor({ topic, run: async (job) => { ran.push(job.kind); return { status: 'done' } } })
+    try {
+      alive.start()
+      await enqueueJob(t.db, { topic: busyTopic, kind: 'of-alive', payload: {} })
+      alive.kick()
+      const held = () => t.db('outbox_jobs').where({ topic: busyTopic }).first()
+      for (let i = 0; i < 100 && !(await held())?.claimed_by; i++) await sleep(20)
+      expect(await held()).toMatchObject({ status: 'running', claimed_by: expect.any(Number) })
+      // What a worker killed in the middle of a job leaves: running, its id, a lease far ahead.
+      const [{ id: goneWorker }] = (await t.db.raw("SELECT nextval('outbox_worker_ids')::int AS id")).rows
+      const [orphan] = await enqueueJobs(t.db, [{ topic, kind: 'of-gone', payload: {} }])
+      await t.db('outbox_jobs').where({ id: orphan.id }).update({ status: 'running', attempts: 1, claimed_by: goneWorker, next_attempt_at: t.db.raw("now() + interval '10 minutes'") })
+      starting.start()
+      for (let i = 0; i < 100 && (await jobs(topic))[0].status === 'running'; i++) await sleep(20)
+      expect(ran).toEqual(['of-gone'])
+      expect((await jobs(topic)).map((j) => [j.status, j.attempts])).toEqual([['done', 2]])
+      const kept = await held()
+      expect(kept.status).toBe('running')
+      expect(kept.next_attempt_at.getTime()).toBeGreaterThan(Date.now())
+    } finally {
+      release()
+      await starting.stop()
+      await alive.stop()
+    }
   })
 
   it("when the application starts, then mail is one topic of the application's worker and mail_outbox shows the mail jobs", async () => {

@@ -1,34 +1,18 @@
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import type { Knex } from 'knex'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createKnex, migrate } from '../../src/db.js'
-import { scratchDatabase } from '../helpers/databases.js'
-import type { ScratchDatabase } from '../helpers/databases.js'
-import { eventually, freePort, portOpen, run, waitForHealth } from '../helpers/process.js'
-import type { Spawned } from '../helpers/process.js'
+import { eventually, freePort, leftovers, portOpen, run, waitForHealth } from '../helpers/process.js'
 
 // The service as people run it: `npm start` and `npm run seed` as real processes on loopback.
-const started: Spawned[] = []
-const dirs: string[] = []
-const scratches: ScratchDatabase[] = []
-afterAll(async () => {
-  for (const spawned of started) spawned.kill()
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
-  for (const scratch of scratches) await scratch.drop()
-})
-
-const tempDataDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-process-'))
-  dirs.push(dir)
-  return dir
-}
+const left = leftovers('crm-process-')
+afterAll(() => left.clear())
+const tempDataDir = () => left.tempDir()
 
 const npm = (args: string[], env: Record<string, string>) => {
   const spawned = run('npm', args, { LOG_LEVEL: 'warn', npm_config_update_notifier: 'false', ...env })
-  started.push(spawned)
-  return spawned
+  return left.started(spawned)
 }
 
 /** Every process below pid (children first, then theirs). */
@@ -58,8 +42,7 @@ const lines = (text: string) => text.split('\n').filter((line) => line.trim() &&
 async function freshDatabase(): Promise<{ env: Record<string, string>; open: () => Promise<Knex> }> {
   const dataDir = tempDataDir()
   if (!process.env.DATABASE_URL) return { env: { DATABASE_URL: '', DATA_DIR: dataDir }, open: () => createKnex('', dataDir) }
-  const scratch = await scratchDatabase(process.env.DATABASE_URL, 'crm_process_test')
-  scratches.push(scratch)
+  const scratch = await left.scratchDatabase(process.env.DATABASE_URL, 'crm_process_test')
   return { env: { DATABASE_URL: scratch.url, DATA_DIR: dataDir }, open: () => createKnex(scratch.url, dataDir, 1) }
 }
 
@@ -168,7 +151,7 @@ describe.concurrent('the service as a process', () => {
     ['2 with the embedded database', '2', { DATABASE_URL: '' }, /WEB_CONCURRENCY above 1 needs DATABASE_URL/]
   ])('when WEB_CONCURRENCY is %s, then the start prints one line naming the problem and exits 1', async (_label, workers, env, message) => {
     const spawned = run(process.execPath, ['--import', 'tsx', 'src/index.ts'], { ...env, WEB_CONCURRENCY: workers, PORT: '0' })
-    started.push(spawned)
+    left.started(spawned)
     expect(await spawned.exited).toBe(1)
     const { stderr } = spawned.output()
     expect(lines(stderr)).toHaveLength(1)
@@ -181,7 +164,7 @@ describe.concurrent('the service as a process', () => {
     ['an unreachable server', 'postgres://postgres@127.0.0.1:1/crm', /Cannot connect to the database at 127\.0\.0\.1:1\/crm: connection refused/]
   ])('when DATABASE_URL is %s, then the start prints one line naming the problem and exits 1', async (_label, databaseUrl, message) => {
     const spawned = run(process.execPath, ['--import', 'tsx', 'src/index.ts'], { DATABASE_URL: databaseUrl, PORT: '0' })
-    started.push(spawned)
+    left.started(spawned)
     expect(await spawned.exited).toBe(1)
     const { stdout, stderr } = spawned.output()
     expect(lines(stderr)).toHaveLength(1)

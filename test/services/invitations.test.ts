@@ -93,7 +93,7 @@ describe('organization invitations', () => {
   describe('create and e-mail', () => {
     it('when an owner invites an address, then 201 with a pending invitation, and the e-mail arrives on the SMTP server with the link and token', async () => {
       const email = uniqueEmail('colleague')
-      const res = await invite(acme, { email: email.toUpperCase(), role: 'admin' })
+      const res = await invite(acme, { email: email.toUpperCase(), role: 'admin', organization_id: acme.organization.id }, acme.bearer)
       expect(res.status, JSON.stringify(res.body)).toBe(201)
       expect(res.body).toEqual({
         id: expect.any(Number),
@@ -192,8 +192,50 @@ describe('organization invitations', () => {
       expect(byAdmin.status).toBe(201)
       const ownerByAdmin = await invite(acme, { email: uniqueEmail(), organization_id: acme.organization.id, role: 'owner' }, admin.bearer)
       expect(ownerByAdmin.status).toBe(403)
-      const ownerByOwner = await invite(acme, { email: uniqueEmail(), role: 'owner' })
+      const ownerByOwner = await invite(acme, { email: uniqueEmail(), organization_id: acme.organization.id, role: 'owner' }, acme.bearer)
       expect(ownerByOwner.status).toBe(201)
+      await worker().deliverDue()
+    })
+
+    it("when an owner's API key invites an owner or an admin, then 403 and nothing is written; it may invite a member", async () => {
+      for (const role of ['owner', 'admin']) {
+        const email = uniqueEmail(role)
+        const res = await invite(acme, { email, role })
+        expect(res.status, role).toBe(403)
+        expect(res.body).toMatchObject({
+          name: 'Forbidden', code: 403, className: 'forbidden',
+          message: 'An API key may invite members only: inviting an owner or an admin needs a person signed in (a bearer JWT)'
+        })
+        expect(res.body).not.toHaveProperty('token')
+        expect(await t.db('organizations_users_invites').where({ email })).toHaveLength(0)
+        expect(await outboxFor(email)).toHaveLength(0)
+      }
+      const member = await invite(acme, { email: uniqueEmail('plain'), role: 'member' })
+      expect(member.status).toBe(201)
+      await worker().deliverDue()
+    })
+
+    it("when an owner's API key raises a role through /organizations-users or removes a member, then 403 and the membership stays as it was", async () => {
+      const colleague = await addMember(t, acme, 'member')
+      const [membership] = (await t.http().get('/organizations-users').set(acme.key).query({ user_id: colleague.user.id })).body.data
+      expect(membership).toMatchObject({ user_id: colleague.user.id, role: 'member' })
+      for (const role of ['owner', 'admin']) {
+        const raised = await t.http().patch(`/organizations-users/${membership.id}`).set(acme.key).send({ role })
+        expect(raised.status, role).toBe(403)
+      }
+      expect((await t.http().delete(`/organizations-users/${membership.id}`).set(acme.key)).status).toBe(403)
+      const stored = await t.db('organizations_users').where({ id: membership.id }).first()
+      expect(stored.role).toBe('member')
+      // Accepting an invitation (which grants its role) is for people too.
+      const created = await invite(acme, { email: uniqueEmail('newcomer'), role: 'admin', organization_id: acme.organization.id }, acme.bearer)
+      expect(created.status).toBe(201)
+      const accepted = await accept(created.body.id, { token: created.body.token, password: 'a long secret' }, acme.key)
+      expect(accepted.status).toBe(403)
+      expect((await t.http().get(`${INVITES}/${created.body.id}`).set(acme.key)).body.status).toBe('pending')
+      // With the owner's own sign-in, the role changes.
+      const promoted = await t.http().patch(`/organizations-users/${membership.id}`).set(acme.bearer).send({ role: 'admin' })
+      expect(promoted.status).toBe(200)
+      expect((await t.db('organizations_users').where({ id: membership.id }).first()).role).toBe('admin')
       await worker().deliverDue()
     })
 
@@ -356,7 +398,7 @@ describe('organization invitations', () => {
   describe('accept', () => {
     it('when a new colleague accepts with the token, then the account, membership and role exist, and the colleague logs in and sees the organization', async () => {
       const email = uniqueEmail('newbie')
-      const created = await invite(acme, { email, role: 'admin' })
+      const created = await invite(acme, { email, role: 'admin', organization_id: acme.organization.id }, acme.bearer)
       await worker().deliverDue()
       const link = mailbox.to(email)[0].raw.match(/https:\/\/app\.crm\.example\/join\?invitation=([A-Za-z0-9_-]+)/)!
       const token = decodeURIComponent(link[1])
@@ -410,7 +452,7 @@ describe('organization invitations', () => {
       expect(organizations.body.data.map((o: any) => o.id)).toEqual([globex.organization.id])
 
       // With the invitee's own JWT; and a role change if already a member.
-      const promote = await invite(acme, { email: existing.user.email, role: 'admin' })
+      const promote = await invite(acme, { email: existing.user.email, role: 'admin', organization_id: acme.organization.id }, acme.bearer)
       await t.db('organizations_users').insert({ organization_id: acme.organization.id, user_id: existing.user.id, role: 'member' })
       const promoted = await accept(promote.body.id, { token: promote.body.token }, bearer)
       expect(promoted.status, JSON.stringify(promoted.body)).toBe(200)

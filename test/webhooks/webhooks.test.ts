@@ -7,6 +7,7 @@ import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
 import { startReceiver } from './receiver.js'
+import { up as stripInvitationTokens } from '../../migrations/20261127020100_invitation_event_tokens.js'
 import type { Receiver, ReceivedRequest } from './receiver.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -390,6 +391,48 @@ describe('outbound webhooks', () => {
       }
       await drain()
       expect(await t.db('webhook_deliveries').where({ subscription_id: subscription.id }).count({ n: '*' }).then((rows) => Number(rows[0].n))).toBe(1)
+    })
+  })
+
+  describe('secrets', () => {
+    it("when an owner invitation is created under a '*' subscription, then neither the posted event, nor the stored delivery, nor the deliveries' answer holds its token", async () => {
+      const subscription = await subscribe(acme, { events: ['*'] })
+      const invitation = await t.http().post('/organizations-users-invites').set(acme.bearer)
+        .send({ organization_id: acme.organization.id, email: `heir-${crypto.randomUUID().slice(0, 8)}@example.test`, role: 'owner' })
+      expect(invitation.status, JSON.stringify(invitation.body)).toBe(201)
+      const { token } = invitation.body
+      expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      const tokenHash = crypto.createHash('sha256').update(token).digest('hex')
+      await drain()
+
+      const events = receiver.received.map((request) => verify(subscription.secret, request))
+      expect(events.map((event) => event.type)).toEqual(['invitations.created'])
+      expect(events[0].data.object).toMatchObject({ id: invitation.body.id, role: 'owner', status: 'pending' })
+      expect(events[0].data.object).not.toHaveProperty('token')
+      for (const request of receiver.received) {
+        expect(request.body).not.toContain(token)
+        expect(request.body).not.toContain(tokenHash)
+      }
+      const stored = await t.db('webhook_deliveries').where({ subscription_id: subscription.id }).select(t.db.raw('payload::text AS text'))
+      expect(stored).toHaveLength(1)
+      expect(stored[0].text).not.toContain(token)
+      const listed = await t.http().get('/webhook-deliveries').set(acme.key).query({ subscription_id: subscription.id })
+      expect(listed.body.data).toHaveLength(1)
+      expect(JSON.stringify(listed.body)).not.toContain(token)
+    })
+
+    it('when deliveries stored before events left secrets out hold an invitation token, then the migration takes the token out and keeps the rest', async () => {
+      const subscription = await subscribe(acme, { events: ['invitations.created'] })
+      const token = crypto.randomBytes(32).toString('base64url')
+      const object = { id: 1, organization_id: acme.organization.id, role: 'owner', status: 'pending', token }
+      const payload = { id: `evt_${crypto.randomUUID()}`, type: 'invitations.created', created_at: new Date().toISOString(), organization_id: acme.organization.id, data: { object } }
+      const [row] = await t.db('webhook_deliveries')
+        .insert({ organization_id: acme.organization.id, subscription_id: subscription.id, event_id: payload.id, type: payload.type, payload: JSON.stringify(payload), status: 'delivered' })
+        .returning('id')
+      await stripInvitationTokens(t.db)
+      const stored = await t.db('webhook_deliveries').where({ id: row.id }).first()
+      const { token: _token, ...kept } = object
+      expect(stored.payload).toEqual({ ...payload, data: { object: kept } })
     })
   })
 

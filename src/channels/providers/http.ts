@@ -1,3 +1,4 @@
+import { isTransientStatus } from '../../outbox/failures.js'
 import type { ProviderError, SendOutcome } from './types.js'
 
 /** How long a provider call may take before it counts as a timeout (retried). */
@@ -37,6 +38,6 @@ export async function callProvider(
     body = null
   }
   if (response.ok) return { ok: true, body }
-  const retryable = response.status === 429 || response.status >= 500
+  const retryable = isTransientStatus(response.status)
   return { ok: false, retryable, retryAfterMs: retryAfterMs(response.headers.get('retry-after')), error: errorOf(response.status, body) }
 }

@@ -1,5 +1,5 @@
 import { callProvider } from './http.js'
-import { graphError, graphHeaders, mediaKind, verifyMetaSignature } from './meta.js'
+import { graphAccountCheck, graphError, graphHeaders, mediaKind, verifyMetaSignature } from './meta.js'
 import type { ChannelAccountRecord, ChannelAdapter, ContentType, InboundEvent, Sender } from './types.js'
 
 const ATTACHMENT_TYPES: Record<string, ContentType> = { image: 'image', video: 'video', audio: 'audio', file: 'file', location: 'location' }
@@ -71,6 +71,18 @@ function metaMessaging(kind: 'messenger' | 'instagram'): ChannelAdapter {
       if (!answer.ok) return undefined
       const { first_name: first, last_name: last, name, username } = answer.body ?? {}
       return [first, last].filter(Boolean).join(' ') || name || username || undefined
+    },
+
+    /**
+     * Messenger: GET /{page_id}/subscribed_apps, which Graph answers only to an access token of
+     * that page (any token may read a public page itself). Instagram: GET /{instagram_account_id},
+     * readable only with a token of the page the account is linked to.
+     */
+    checkAccount(config, credentials, urls) {
+      const id = encodeURIComponent(String(kind === 'messenger' ? config.page_id : config.instagram_account_id))
+      return kind === 'messenger'
+        ? graphAccountCheck(urls, `${id}/subscribed_apps`, credentials, 'page_access_token', (body) => Array.isArray(body?.data))
+        : graphAccountCheck(urls, `${id}?fields=id,username`, credentials, 'access_token', (body) => encodeURIComponent(String(body?.id)) === id)
     }
   }
 }

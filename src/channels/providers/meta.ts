@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import { sameText } from '../secrets.js'
-import type { ChannelAccountRecord, InboundRequest, ProviderError } from './types.js'
+import { callProvider } from './http.js'
+import type { AccountCheck, ChannelAccountRecord, InboundRequest, ProviderError, ProviderUrls } from './types.js'
 
 const header = (request: InboundRequest, name: string) => {
   const value = request.headers[name]
@@ -38,6 +39,20 @@ export const graphHeaders = (token: string | undefined) => ({
   Authorization: `Bearer ${token ?? ''}`,
   'Content-Type': 'application/json'
 })
+
+/**
+ * Whether Graph lets these credentials read the account's own object (a path under the Graph
+ * base) and answers it as accept expects. The call carries appsecret_proof, the HMAC-SHA256 of
+ * the token keyed with the app secret: Graph refuses a proof that is not the token's app's, so
+ * the app secret that will verify the webhooks is checked too.
+ */
+export async function graphAccountCheck(urls: ProviderUrls, path: string, credentials: Record<string, string>, tokenField: string, accept: (body: any) => boolean): Promise<AccountCheck> {
+  const token = credentials[tokenField] ?? ''
+  const proof = crypto.createHmac('sha256', credentials.app_secret ?? '').update(token).digest('hex')
+  const answer = await callProvider(`${urls.metaGraphUrl}/${path}${path.includes('?') ? '&' : '?'}appsecret_proof=${proof}`, { method: 'GET', headers: graphHeaders(token) }, graphError)
+  if (!answer.ok) return { ok: false, retryable: answer.retryable, field: 'credentials', message: answer.error.message }
+  return accept(answer.body) ? { ok: true } : { ok: false, retryable: false, field: 'credentials', message: 'the Graph API answered for another object' }
+}
 
 /** The kind of media a file is sent as, from its type: image, video, audio, or a document/file. */
 export function mediaKind(fileType: string): 'image' | 'video' | 'audio' | 'file' {

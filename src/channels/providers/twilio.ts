@@ -10,6 +10,12 @@ const STATUSES: Record<string, ProviderStatus> = { sent: 'sent', delivered: 'del
 const formOf = (raw: Buffer) => querystring.parse(raw.toString('utf8')) as Record<string, string | string[]>
 const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
 
+/** HTTP Basic with the Account SID and the auth token, as Twilio's REST API takes them. */
+const basicAuth = (sid: string, token: string | undefined) => `Basic ${Buffer.from(`${sid}:${token ?? ''}`).toString('base64')}`
+
+/** A Twilio REST error answer: {code, message, more_info, status}. */
+const twilioError = (status: number, body: any) => ({ code: String(body?.code ?? status), message: String(body?.message ?? `HTTP ${status}`) })
+
 /** Twilio Programmable Messaging: form-encoded webhooks signed with X-Twilio-Signature, POST .../Messages.json. */
 // The twilio package (~22 MB of resident memory) loads with the first Twilio webhook, not with the application.
 const require = createRequire(import.meta.url)
@@ -67,15 +73,24 @@ export const twilioSms: ChannelAdapter = {
     if (statusCallbackUrl) form.append('StatusCallback', statusCallbackUrl)
     const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${sid}/Messages.json`, {
       method: 'POST',
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${sid}:${account.credentials?.auth_token ?? ''}`).toString('base64')}`,
-        'Content-Type': 'application/x-www-form-urlencoded'
-      },
+      headers: { Authorization: basicAuth(sid, account.credentials?.auth_token), 'Content-Type': 'application/x-www-form-urlencoded' },
       body: form.toString()
-    }, (status, body) => ({ code: String(body?.code ?? status), message: String(body?.message ?? `HTTP ${status}`) }))
+    }, twilioError)
     if (!answer.ok) return answer
     return answer.body?.sid
       ? { ok: true, providerMessageId: String(answer.body.sid) }
       : { ok: false, retryable: false, error: { code: 'unexpected_answer', message: 'Twilio answered without a sid' } }
+  },
+
+  /** GET .../IncomingPhoneNumbers.json?PhoneNumber=: the account's numbers of that value (401 for credentials Twilio refuses). */
+  async checkAccount(config, credentials, urls) {
+    const sid = String(config.account_sid)
+    const number = String(config.from_number)
+    const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${sid}/IncomingPhoneNumbers.json?PhoneNumber=${encodeURIComponent(number)}`, {
+      method: 'GET', headers: { Authorization: basicAuth(sid, credentials.auth_token) }
+    }, twilioError)
+    if (!answer.ok) return { ok: false, retryable: answer.retryable, field: 'credentials', message: answer.error.message }
+    const owned = (answer.body?.incoming_phone_numbers ?? []).some((entry: any) => entry?.phone_number === number)
+    return owned ? { ok: true } : { ok: false, retryable: false, field: 'config.from_number', message: 'is not a number of this Twilio account' }
   }
 }

@@ -70,6 +70,12 @@ export type SendOutcome =
   /** retryable: a timeout, a network error, a 5xx or a 429 (with the provider's Retry-After); otherwise final. */
   | { ok: false; retryable: boolean; retryAfterMs?: number; error: ProviderError }
 
+/** What the provider said of an account's ids and credentials when it was connected: accepted, or refused on a field. */
+export type AccountCheck =
+  | { ok: true }
+  /** retryable: the provider could not be asked (a timeout, a network error, a 5xx or a 429). */
+  | { ok: false; retryable: boolean; field: 'credentials' | `config.${string}`; message: string }
+
 export interface ProviderUrls {
   metaGraphUrl: string
   twilioApiUrl: string
@@ -82,6 +88,8 @@ export interface ChannelAdapter {
   /** The messages and statuses of a verified request. */
   parse(request: InboundRequest, account: ChannelAccountRecord): InboundEvent[]
   send(outgoing: OutgoingMessage, account: ChannelAccountRecord, urls: ProviderUrls): Promise<SendOutcome>
+  /** Whether the provider accepts these credentials for the account's own id (asked before an account is stored). */
+  checkAccount(config: Record<string, any>, credentials: Record<string, string>, urls: ProviderUrls): Promise<AccountCheck>
   /** The display name of a new sender whose webhook carries none (Messenger, Instagram); undefined when unknown. */
   profileName?(sender: Sender, account: ChannelAccountRecord, urls: ProviderUrls): Promise<string | undefined>
 }

@@ -1,5 +1,5 @@
 import { callProvider } from './http.js'
-import { fromUnixSeconds, graphError, graphHeaders, mediaKind, verifyMetaSignature } from './meta.js'
+import { fromUnixSeconds, graphAccountCheck, graphError, graphHeaders, mediaKind, verifyMetaSignature } from './meta.js'
 import type { ChannelAdapter, ContentType, InboundEvent, ProviderStatus } from './types.js'
 
 const STATUSES: Record<string, ProviderStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' }
@@ -101,5 +101,11 @@ export const whatsapp: ChannelAdapter = {
     if (!answer.ok) return answer
     const id = answer.body?.messages?.[0]?.id
     return id ? { ok: true, providerMessageId: String(id) } : { ok: false, retryable: false, error: { code: 'unexpected_answer', message: 'the Graph API answered without a message id' } }
+  },
+
+  /** GET /{phone_number_id}: readable only with a token of the WhatsApp Business Account that holds the number. */
+  checkAccount(config, credentials, urls) {
+    const id = String(config.phone_number_id)
+    return graphAccountCheck(urls, `${encodeURIComponent(id)}?fields=id,display_phone_number`, credentials, 'access_token', (body) => String(body?.id) === id)
   }
 }

@@ -27,6 +27,7 @@ export const apiKey = (app: Application) =>
     validators: { query: apiKeyQueryValidator, data: apiKeyDataValidator, patch: apiKeyPatchValidator },
     resolvers: { external: apiKeyExternalResolver },
     roles: { all: ['owner', 'admin'] },
+    secretFields: ['key'],
     // A key never manages keys: that would let it outlive its own revocation.
     refuseApiKeys: true,
     rules: { create: [expiryInTheFuture], patch: [expiryInTheFuture] }

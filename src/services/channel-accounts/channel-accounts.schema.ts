@@ -5,6 +5,7 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { hidden } from '../../hooks/resolve-records.js'
+import { readCredentials } from '../../channels/accounts.js'
 
 export const ACCOUNT_CHANNELS = ['whatsapp', 'instagram', 'messenger', 'sms', 'webchat'] as const
 export type AccountChannel = (typeof ACCOUNT_CHANNELS)[number]
@@ -72,7 +73,10 @@ export const channelAccountSchema = Type.Object(
     webhook_url: Nullable(Type.String({ description: "paste it in the provider's console as the callback URL (null for webchat)" })),
     verify_token: Type.String({ description: "Meta's webhook verify token: paste it next to the callback URL" }),
     widget_token: Nullable(Type.String({ description: 'webchat only: the public token of the site widget' })),
-    has_credentials: Type.Boolean(),
+    has_credentials: Type.Boolean({ description: 'whether readable credentials are stored; false when they cannot be read (send them again)' }),
+    identity_secret: Type.Optional(Type.String({
+      description: "webchat only: the key your site's back end signs its users' ids with (docs/channels.md); answered once, by create and by rotate_identity_secret"
+    })),
     ...softDeleteTimestamps
   },
   { $id: 'ChannelAccount', additionalProperties: false }
@@ -98,7 +102,8 @@ export const channelAccountPatchSchema = Type.Object(
     name: Type.Optional(channelAccountSchema.properties.name),
     is_active: Type.Optional(Type.Boolean()),
     config: Type.Optional({ ...ConfigField, description: 'replaces the whole config' }),
-    credentials: Type.Optional({ ...CredentialsField, description: 'replaces every credential of the account' })
+    credentials: Type.Optional({ ...CredentialsField, description: 'replaces every credential of the account' }),
+    rotate_identity_secret: Type.Optional(Type.Literal(true, { description: 'webchat only: a new identity secret replaces the old one, answered once as identity_secret' }))
   },
   { $id: 'ChannelAccountPatch', additionalProperties: false, minProperties: 1 }
 )
@@ -118,7 +123,7 @@ export const webhookUrlOf = (publicUrl: string, account: { channel: string; webh
 
 export const channelAccountResolver = resolve<any, HookContext>({
   webhook_url: virtual(async (account, context) => webhookUrlOf(context.app.get('publicUrl'), account)),
-  has_credentials: virtual(async (account) => Boolean(account.credentials))
+  has_credentials: virtual(async (account, context) => Boolean(readCredentials(context.app, account)))
 })
 
 /** Storage columns never leave the service: the encrypted credentials, the webhook key (inside webhook_url), the provider id. */

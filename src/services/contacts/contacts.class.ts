@@ -48,7 +48,7 @@ const DUPLICATE_VALUES = {
 const GROUP_IDS = 20
 
 /** Fields a merge fills on the primary from the duplicates when the primary has none; a phone moves with its country. */
-const FILLED_ALONE = ['last_name', 'email', 'company_id', 'owned_by_user_id', 'channel_whatsapp_wa_id', 'channel_instagram_user_id', 'avatar_url']
+const FILLED_ALONE = ['last_name', 'email', 'company_id', 'owned_by_user_id', 'channel_whatsapp_wa_id', 'channel_instagram_user_id', 'avatar_url', 'external_id']
 const FILLED_TOGETHER = ['phone', 'phone_country_code', 'phone_country_iso', 'phone_normalized']
 
 /** The primary's empty fields, filled from the first duplicate (in the order given) that has them; its custom values win. */

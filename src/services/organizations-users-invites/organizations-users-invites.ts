@@ -4,6 +4,7 @@ import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization, databas
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { mail } from '../../mail/index.js'
 import { INVITATION_JOINS, InvitationService, getOptions } from './organizations-users-invites.class.js'
+import type { InvitationData } from './organizations-users-invites.class.js'
 import {
   invitationAcceptSchema, invitationAcceptValidator, invitationDataResolver, invitationDataSchema,
   invitationDataValidator, invitationExternalResolver, invitationQuerySchema, invitationQueryValidator,
@@ -66,6 +67,17 @@ async function acceptingCallerIsInvitee(context: InvitationContext) {
   throw notFound
 }
 
+/**
+ * An API key invites members only: an owner or admin invitation hands its token to whoever holds
+ * the key, and accepting it makes an account with a person's full powers. Administrators are
+ * invited by a person, signed in.
+ */
+const apiKeyInvitesMembers = async (context: InvitationContext) => {
+  if (context.params.caller?.apiKeyId !== undefined && (context.data as InvitationData).role !== 'member') {
+    throw new Forbidden('An API key may invite members only: inviting an owner or an admin needs a person signed in (a bearer JWT)')
+  }
+}
+
 /** Only an owner may invite an owner. */
 const ownerInvitesOwner = async (context: InvitationContext) => {
   const data = context.data as { role?: string }
@@ -92,10 +104,11 @@ export const invitation = (app: Application) => {
     computed: { status: `CASE WHEN p.status = 'pending' AND p.expires_at <= now() THEN 'expired' ELSE p.status END` },
     joins: { list: INVITATION_JOINS, record: INVITATION_JOINS },
     roles: { all: ['owner', 'admin'] },
+    secretFields: ['token'],
     // Accepting joins the key's user to another organization: people only.
     refuseApiKeys: ['patch'],
     tokenCalls: { matches: isTokenCall, scope: tokenScope },
-    rules: { create: [ownerInvitesOwner] }
+    rules: { create: [apiKeyInvitesMembers, ownerInvitesOwner] }
   })
 }
 

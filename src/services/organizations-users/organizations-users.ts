@@ -20,6 +20,8 @@ export const organizationUser = (app: Application) =>
     schemas: { result: membershipSchema, patch: membershipPatchSchema, query: membershipQuerySchema },
     validators: { query: membershipQueryValidator, patch: membershipPatchValidator },
     roles: { patch: ['owner', 'admin'], remove: ['owner', 'admin'] },
+    // Roles and memberships are administered by people: a key that could raise a role would make owners.
+    refuseApiKeys: ['patch', 'remove'],
     joins: { list: USER_JOIN, record: USER_JOIN }
   })
 

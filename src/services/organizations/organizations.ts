@@ -4,6 +4,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
 import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { checkTimeZone } from '../../hooks/time-zone.js'
+import { filtersOnListOnly } from '../../validators.js'
 import { FORBIDDEN_MESSAGE, accessibleOrganizations } from '../../hooks/tenant-scope.js'
 import { OrganizationService, getOptions } from './organizations.class.js'
 import {
@@ -50,7 +51,7 @@ export const organization = (app: Application) => {
       patch: [refuseApiKeyCallers]
     },
     before: {
-      all: [schemaHooks.validateQuery(organizationQueryValidator), scopeToOwnOrganizations],
+      all: [filtersOnListOnly(organizationQueryValidator), scopeToOwnOrganizations],
       create: [schemaHooks.validateData(organizationDataValidator), checkTimeZone],
       patch: [schemaHooks.validateData(organizationPatchValidator), checkTimeZone]
     }

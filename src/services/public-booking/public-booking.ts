@@ -34,7 +34,7 @@ export const publicBooking = (app: Application) => {
     ...docs({ summary: 'Available slots of a service of the booking page on a date', schemas: { result: publicSlotsSchema, query: publicSlotsQuerySchema }, errors: { 400: 'Invalid query, or a service the page does not offer' } })
   } as any)
   app.use(publicBookingPath, new PublicBookingService(app), {
-    methods: ['create'], events: [], koa,
+    methods: ['create'], events: [], koa, secretFields: ['manage_token'],
     ...docs({
       summary: 'Book on a booking page: the contact is matched by e-mail or created; answers with a manage token',
       schemas: { data: publicBookingDataSchema, result: publicBookingResultSchema }, errors: { 409: 'The time is not (or no longer) available' }

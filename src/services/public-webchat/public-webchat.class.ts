@@ -3,10 +3,13 @@ import type { Params } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import { hashToken, newToken } from '../../authentication.js'
 import type { Application } from '../../declarations.js'
+import { fieldError } from '../../hooks/errors.js'
 import { inTransaction } from '../../hooks/deferred-events.js'
 import { isLive, loadAccount } from '../../channels/accounts.js'
 import { contactOfSender } from '../../channels/contacts.js'
 import { conversationFor } from '../../channels/inbound.js'
+import type { ChannelAccountRecord } from '../../channels/providers/types.js'
+import { provesUser } from '../../channels/webchat-identity.js'
 import type { ConversationMessageService } from '../conversation-messages/conversation-messages.class.js'
 import type { WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData } from './public-webchat.schema.js'
 
@@ -19,16 +22,30 @@ const headerOf = (params: PublicParams, name: string) => {
   return Array.isArray(value) ? value[0] : value
 }
 
+/**
+ * Web-chat sessions with their conversation, while it is still their contact's: a thread the
+ * team has merged into another contact is that contact's now, no longer the visitor's.
+ */
+const sessionsWithConversation = (db: Knex) =>
+  db('webchat_sessions as s')
+    .join('conversations as c', function () {
+      this.on('c.organization_id', 's.organization_id').andOn('c.id', 's.conversation_id').andOn('c.contact_id', 's.contact_id')
+    })
+    .select('s.id', 's.organization_id', 's.channel_account_id', 's.contact_id', 's.conversation_id', 'c.is_blocked', 'c.deleted_at')
+
+/** A conversation blocked or deleted: its visitor reads, writes and listens no more. */
+export const chatClosed = (conversation: { is_blocked: boolean; deleted_at: Date | string | null }) => conversation.is_blocked || conversation.deleted_at !== null
+
 /** A visitor's session, from its token: the conversation it opened, and nothing else. */
 export async function visitorSession(db: Knex, token: string | undefined) {
   if (!token) return undefined
-  return db('webchat_sessions as s')
-    .join('conversations as c', function () {
-      this.on('c.organization_id', 's.organization_id').andOn('c.id', 's.conversation_id')
-    })
-    .select('s.organization_id', 's.channel_account_id', 's.contact_id', 's.conversation_id', 'c.is_blocked', 'c.deleted_at')
-    .where('s.token_hash', hashToken(token))
-    .first()
+  return sessionsWithConversation(db).where('s.token_hash', hashToken(token)).first()
+}
+
+/** Of these sessions, the ids of those still open (one query, whatever their number). */
+export async function openSessionIds(db: Knex, sessions: { organization_id: number; id: number }[]) {
+  const rows = await sessionsWithConversation(db).whereIn(['s.organization_id', 's.id'], sessions.map((session) => [session.organization_id, session.id]))
+  return new Set(rows.filter((row) => !chatClosed(row)).map((row) => row.id as number))
 }
 
 /** The messages a visitor sees, with their files' names, types and URLs (one query for the files of a page). */
@@ -51,9 +68,12 @@ export async function visitorView(db: Knex, rows: Record<string, any>[]): Promis
 }
 
 /**
- * POST /public/webchat/:widgetToken/sessions — a visitor opens the chat: a contact (matched by
- * e-mail, or created) and their web-chat conversation on this widget. The page's Origin must be
- * one of the widget's allowed_origins when it lists any.
+ * POST /public/webchat/:widgetToken/sessions — a visitor opens the chat on this widget. What the
+ * widget says of the visitor (name, e-mail) is a claim: an anonymous session gets a contact and
+ * a conversation of its own, the claim recorded on the contact for the team to merge. Only a
+ * user id signed with the widget's identity secret (user_hash) joins the contact known by that
+ * id (its external_id) and their thread. allowed_origins keeps other sites' pages from opening
+ * the chat in a browser; it authenticates nobody (any client can send any Origin).
  */
 export class WebchatSessionService {
   constructor(private app: Application) {}
@@ -64,9 +84,10 @@ export class WebchatSessionService {
     const origins: string[] = account.config.allowed_origins ?? []
     const origin = headerOf(params, 'origin')
     if (origins.length > 0 && (!origin || !origins.includes(origin))) throw new Forbidden('This site may not open the chat')
+    const userId = verifiedUserId(account, data)
     const token = newToken()
     const conversationId = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
-      const contact = await contactOfSender(trx, account.organization_id, { name: data.name, email: data.email }, 'Visitor')
+      const contact = await contactOfSender(trx, account.organization_id, { name: data.name, email: data.email, webchatUserId: userId }, 'Visitor')
       const conversation = await conversationFor(this.app, trx, account, contact.id, pendingEvents)
       if (!conversation) throw new Forbidden('This chat is closed')
       await trx('webchat_sessions').insert({
@@ -78,6 +99,17 @@ export class WebchatSessionService {
   }
 }
 
+/** The user id a session proves with the widget's signature, or undefined for an anonymous one. */
+function verifiedUserId(account: ChannelAccountRecord, data: WebchatSessionData): string | undefined {
+  if (data.user_id === undefined && data.user_hash === undefined) return undefined
+  if (data.user_hash === undefined) throw fieldError('user_hash', 'is required with user_id')
+  if (data.user_id === undefined) throw fieldError('user_id', 'is required with user_hash')
+  const secret = account.credentials?.identity_secret
+  if (!secret) throw fieldError('user_id', 'cannot be verified: this widget has no identity secret yet (PATCH rotate_identity_secret)')
+  if (!provesUser(secret, data.user_id, data.user_hash)) throw new NotAuthenticated('Invalid user_hash')
+  return data.user_id
+}
+
 /** GET and POST /public/webchat/messages with X-Visitor-Token: the visitor's own conversation only. */
 export class WebchatMessageService {
   constructor(private app: Application) {}
@@ -85,6 +117,7 @@ export class WebchatMessageService {
   private async session(params: PublicParams) {
     const session = await visitorSession(this.app.get('knex'), headerOf(params, 'x-visitor-token'))
     if (!session) throw new NotAuthenticated('Missing or unknown X-Visitor-Token')
+    if (chatClosed(session)) throw new Forbidden('This chat is closed')
     return session
   }
 
@@ -108,7 +141,6 @@ export class WebchatMessageService {
   /** The visitor writes: an inbound message of their conversation (reopened when it was resolved). */
   async create(data: WebchatMessageData, params: PublicParams) {
     const session = await this.session(params)
-    if (session.is_blocked || session.deleted_at) throw new Forbidden('This chat is closed')
     const service = this.app.service('conversation-messages-webchat') as unknown as ConversationMessageService
     const row = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) =>
       service.receive(trx, { organization_id: session.organization_id, id: session.conversation_id, channel_account_id: session.channel_account_id },

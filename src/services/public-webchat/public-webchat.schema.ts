@@ -5,8 +5,19 @@ import { Nullable, RecordId, Timestamp } from '../../schemas.js'
 
 export const webchatSessionDataSchema = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' })),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 320, description: 'matches an existing contact of the organization' }))
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: "what the visitor says their name is: recorded on the session's contact" })),
+    email: Type.Optional(Type.String({
+      format: 'email', maxLength: 320,
+      description: 'what the visitor says their e-mail is: recorded on the contact of an anonymous session, never used to find an existing contact or thread'
+    })),
+    user_id: Type.Optional(Type.String({
+      minLength: 1, maxLength: 200,
+      description: "your site's id of its signed-in user; with a valid user_hash, the session joins the contact whose external_id it is (created when there is none) and their thread"
+    })),
+    user_hash: Type.Optional(Type.String({
+      pattern: '^[0-9a-fA-F]{64}$',
+      description: "hex HMAC-SHA256 of user_id under the widget's identity_secret, computed by your site's back end"
+    }))
   },
   { $id: 'WebchatSessionData', additionalProperties: false }
 )

@@ -20,12 +20,19 @@ const operation = (summary: string, body: Record<string, unknown>) => ({ tags: [
 
 const PATHS = {
   '/public/webchat/{widgetToken}/sessions': {
-    post: operation('A site visitor opens the chat: a contact (matched by e-mail or created) and a web-chat conversation', {
-      parameters: [{ name: 'widgetToken', in: 'path', required: true, schema: { type: 'string' } }, { name: 'Origin', in: 'header', required: false, schema: { type: 'string' } }],
+    post: operation("A site visitor opens the chat: a new contact and conversation, or with a signed user id that user's contact and thread", {
+      description: 'name and email are claims, recorded on the new contact of an anonymous session and never matched. ' +
+        "user_id with user_hash (hex HMAC-SHA256 of user_id under the widget's identity_secret) joins the contact whose external_id is user_id, and its web-chat thread.",
+      parameters: [
+        { name: 'widgetToken', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'Origin', in: 'header', required: false, schema: { type: 'string' }, description: "checked against allowed_origins (a browser-side restriction, not an authentication)" }
+      ],
       requestBody: json(webchatSessionDataSchema),
       responses: {
         201: { description: 'The visitor token and the conversation', ...json(webchatSessionSchema) },
-        400: { description: 'Invalid body' }, 403: { description: "The page's Origin is not one of the widget's allowed_origins" },
+        400: { description: 'Invalid body; user_id without user_hash or the reverse; a widget without an identity secret' },
+        401: { description: 'user_hash is not the signature of user_id' },
+        403: { description: "The page's Origin is not one of the widget's allowed_origins; the signed user's thread is blocked" },
         404: { description: 'No active widget with this token' }, ...tooMany
       }
     })
@@ -35,7 +42,10 @@ const PATHS = {
       parameters: [visitorToken,
         { name: 'created_at[$gt]', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'only messages after this time' },
         { name: '$limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 50, default: 50 } }],
-      responses: { 200: { description: 'The messages', ...json(webchatMessageListSchema) }, 401: { description: 'Missing or unknown visitor token' }, ...tooMany }
+      responses: {
+        200: { description: 'The messages', ...json(webchatMessageListSchema) }, 401: { description: 'Missing or unknown visitor token' },
+        403: { description: 'The conversation is blocked or deleted' }, ...tooMany
+      }
     }),
     post: operation('The visitor writes', {
       parameters: [visitorToken],
@@ -52,7 +62,7 @@ const PATHS = {
 export const publicWebchat = (app: Application) => {
   const koa = { before: [limitPerAddress(app)] }
   app.use(webchatSessionPath, new WebchatSessionService(app), {
-    methods: ['create'], events: [], koa, docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
+    methods: ['create'], events: [], koa, secretFields: ['visitor_token'], docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
   } as any)
   app.use(webchatMessagePath, new WebchatMessageService(app), { methods: ['find', 'create'], events: [], koa } as any)
   app.service(webchatSessionPath).hooks({ before: { create: [schemaHooks.validateData(webchatSessionDataValidator)] } })

@@ -11,6 +11,7 @@ import {
   emailVerificationSchema, emailVerificationValidator
 } from './users.schema.js'
 import { mail } from '../../mail/index.js'
+import { filtersOnListOnly } from '../../validators.js'
 import { userMethods, userPath } from './users.shared.js'
 
 export * from './users.class.js'
@@ -71,7 +72,7 @@ export const user = (app: Application) => {
       patch: [authenticated, refuseApiKeyCallers]
     },
     before: {
-      all: [schemaHooks.validateQuery(userQueryValidator)],
+      all: [filtersOnListOnly(userQueryValidator)],
       find: [onlySelf],
       get: [onlySelf],
       create: [signupOpen, schemaHooks.validateData(userDataValidator), schemaHooks.resolveData(userDataResolver)],

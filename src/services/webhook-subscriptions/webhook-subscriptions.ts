@@ -42,6 +42,7 @@ export const webhookSubscription = (app: Application) => {
     validators: { query: webhookSubscriptionQueryValidator, data: webhookSubscriptionDataValidator, patch: webhookSubscriptionPatchValidator },
     resolvers: { external: webhookSubscriptionExternalResolver, data: webhookSubscriptionDataResolver, patch: webhookSubscriptionPatchResolver },
     roles: { all: ['owner', 'admin'] },
+    secretFields: ['secret'],
     rules: { create: [checkUrl], patch: [checkUrl] },
     custom: {
       'rotate-secret': {

@@ -1,0 +1,139 @@
+import type { Application, Caller } from './declarations.js'
+import { accountsOf, keyExpired, liveApiKeys, sessionEnded } from './authentication.js'
+import { accessibleOrganizations } from './hooks/tenant-scope.js'
+import { openSessionIds } from './services/public-webchat/public-webchat.class.js'
+
+export const organizationChannel = (organizationId: number) => `organizations/${organizationId}`
+/** A web-chat visitor's connections: the messages of their own conversation, notes excepted. */
+export const visitorChannel = (organizationId: number, conversationId: number) => `webchat-visitors/${organizationId}/${conversationId}`
+
+/** What a JWT's payload tells of its life: when it was issued, and when it expires (seconds). */
+export interface JwtPayload {
+  iat?: number
+  iat_ms?: unknown
+  exp?: number
+}
+
+/** What a socket proved in its handshake, kept to check it again while the socket stays open. */
+export type SocketCredential =
+  | { kind: 'api-key'; organization_id: number; id: number }
+  | { kind: 'jwt'; userId: number; payload: JwtPayload }
+  | { kind: 'visitor'; organization_id: number; id: number }
+
+/** A Feathers connection (socket.feathers) as realtime.ts fills it in the handshake. */
+export interface Connection {
+  credential?: SocketCredential
+  /** Staff (API key or JWT): who is calling, and the organizations whose channels it joined. */
+  caller?: Caller
+  /** A web-chat visitor: the one conversation whose channel it joined. */
+  visitor?: { organization_id: number; conversation_id: number }
+}
+
+type Holding<K extends SocketCredential['kind']> = Connection & { credential: Extract<SocketCredential, { kind: K }> }
+
+const jwtExpired = (payload: JwtPayload) => payload.exp !== undefined && payload.exp * 1000 <= Date.now()
+
+/**
+ * How often each instance checks its sockets' credentials again. A revoked key, a removed
+ * member, a password or e-mail change, an expiry or a closed web chat reaches its sockets within
+ * this delay (and the query's time), on every instance, since each one checks its own.
+ */
+const SWEEP_INTERVAL_MS = 2_000
+
+const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(values.map((value) => [key(value), value])).values()]
+
+/**
+ * Sockets authenticate once, in their handshake; credentials can end while they stay open. Every
+ * SWEEP_INTERVAL_MS this instance reads again, in one query per kind of credential, the distinct
+ * API keys, accounts and web-chat sessions of its open sockets, and ends what no longer holds:
+ * a connection whose key, account session or chat is gone is disconnected; a member removed from
+ * one organization leaves that organization's channel only. Checking on each event instead would
+ * cost a query per connection per event, and announcing each change to every instance would need
+ * a message for every way a credential ends (expiry has no event at all): one batched read per
+ * instance every two seconds costs less than either and needs no messaging between instances.
+ */
+export class SocketCredentials {
+  private readonly open = new Set<Connection>()
+  private timer?: NodeJS.Timeout
+  private sweeping = false
+
+  constructor(private readonly app: Application) {}
+
+  track(connection: Connection) {
+    if (connection.credential) this.open.add(connection)
+  }
+
+  forget(connection: Connection) {
+    this.open.delete(connection)
+  }
+
+  start() {
+    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
+    this.timer.unref()
+  }
+
+  stop() {
+    clearInterval(this.timer)
+  }
+
+  /** Feathers' own way to end a connection: it leaves every channel and its socket is closed. */
+  private end(connection: Connection) {
+    this.app.emit('disconnect', connection)
+  }
+
+  async sweep() {
+    if (this.sweeping || this.open.size === 0) return
+    this.sweeping = true
+    try {
+      const connections = [...this.open]
+      const of = <K extends SocketCredential['kind']>(kind: K) => connections.filter((connection) => connection.credential!.kind === kind) as Holding<K>[]
+      await this.checkKeys(of('api-key'))
+      await this.checkAccounts(of('jwt'))
+      await this.checkVisitors(of('visitor'))
+    } catch (error) {
+      this.app.get('logger').warn({ err: error }, 'realtime: the credentials of open sockets could not be checked; trying again')
+    } finally {
+      this.sweeping = false
+    }
+  }
+
+  private async checkKeys(connections: Holding<'api-key'>[]) {
+    if (connections.length === 0) return
+    const keys = distinct(connections.map((connection) => connection.credential), (key) => `${key.organization_id}/${key.id}`)
+    const rows = await liveApiKeys(this.app.get('knex'))
+      .whereIn(['k.organization_id', 'k.id'], keys.map((key) => [key.organization_id, key.id]))
+      .select('k.id', 'k.expires_at')
+    const live = new Set(rows.filter((row) => !keyExpired(row)).map((row) => row.id as number))
+    for (const connection of connections) if (!live.has(connection.credential.id)) this.end(connection)
+  }
+
+  private async checkAccounts(connections: Holding<'jwt'>[]) {
+    if (connections.length === 0) return
+    const rows = await accountsOf(this.app.get('knex'), [...new Set(connections.map((connection) => connection.credential.userId))])
+    const memberships = new Map<number, Set<number>>()
+    for (const row of rows) {
+      const organizations = memberships.get(row.user_id) ?? memberships.set(row.user_id, new Set()).get(row.user_id)!
+      if (row.organization_id !== null) organizations.add(row.organization_id)
+    }
+    const accounts = new Map(rows.map((row) => [row.user_id, row]))
+    for (const connection of connections) {
+      const { userId, payload } = connection.credential
+      const account = accounts.get(userId)
+      if (!account || sessionEnded(account, payload) || jwtExpired(payload)) {
+        this.end(connection)
+        continue
+      }
+      for (const organizationId of accessibleOrganizations(connection.caller!)) {
+        if (memberships.get(userId)!.has(organizationId)) continue
+        this.app.channel(organizationChannel(organizationId)).leave(connection)
+        connection.caller!.roles.delete(organizationId)
+      }
+    }
+  }
+
+  private async checkVisitors(connections: Holding<'visitor'>[]) {
+    if (connections.length === 0) return
+    const open = await openSessionIds(this.app.get('knex'), distinct(connections.map((connection) => connection.credential), (session) => `${session.organization_id}/${session.id}`))
+    for (const connection of connections) if (!open.has(connection.credential.id)) this.end(connection)
+  }
+}
