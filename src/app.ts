@@ -21,7 +21,7 @@ import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 import { channelWebhooks } from './channels/index.js'
-import { renderedFormatter } from './engine/rendered-answer.js'
+import { renderedFormatter, restRequests } from './engine/rendered-answer.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>
@@ -92,6 +92,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     } as any)
   )
   app.use(rawBodyInParams)
+  app.use(restRequests)
   app.use(getBodyQuery())
   app.use(rejectNulCharacters())
   openApi(app)

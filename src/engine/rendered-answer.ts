@@ -25,7 +25,39 @@ export function parsedAnswer(text: string): unknown {
 export const isRendered = (result: unknown) =>
   result instanceof RenderedAnswer || (typeof result === 'object' && result !== null && rendered.has(result))
 
-type KoaContext = { body?: unknown; type?: string }
+type KoaContext = { body?: unknown; type?: string; hook?: unknown; feathers?: Record<string, unknown> }
+
+/**
+ * The HTTP request of a REST call, in its params: an answer may go out as text only to the call
+ * the request made itself (the Koa transport keeps its hook context in ctx.hook), never to a call
+ * a hook or a service made with a copy of those params, which expects objects.
+ */
+export class RestRequest {
+  readonly #ctx: KoaContext
+  constructor(ctx: KoaContext) {
+    this.#ctx = ctx
+  }
+
+  owns(context: object) {
+    return this.#ctx.hook === context
+  }
+
+  toJSON() {
+    return {}
+  }
+}
+
+/** Koa middleware: every REST call carries its request (params.restRequest). */
+export const restRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
+  ctx.feathers = { ...ctx.feathers, restRequest: new RestRequest(ctx) }
+  return next()
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    restRequest?: RestRequest
+  }
+}
 
 /** The REST transport's formatter: a rendered answer is sent as the text Postgres wrote. */
 export const renderedFormatter = (ctx: KoaContext) => {

@@ -222,7 +222,7 @@ function readShape(joins: TenantResourceOptions['joins'], afterHooks: Set<string
         : joins.record ?? (params.joinList ? joins.list : undefined)
       if (relations) params.relations = relations
     }
-    if (params.provider === 'rest' && !afterHooks.has(method)) params.rendered = true
+    if (params.restRequest?.owns(context) && !afterHooks.has(method)) params.rendered = true
   }
 }
 

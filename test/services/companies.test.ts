@@ -360,6 +360,7 @@ describe('companies', () => {
         await trx.raw('DROP INDEX companies_organization_id_owned_by_user_id_index')
         await trx.raw('DROP INDEX companies_lower_name')
         await trx.raw('DROP INDEX companies_website_domain')
+        await trx.raw('DROP INDEX companies_sync')
         await trx.raw('ALTER TABLE companies DROP CONSTRAINT companies_pkey CASCADE')
         plan = await trx.raw(
           "EXPLAIN SELECT * FROM companies WHERE organization_id = ? AND deleted_at IS NULL AND (lower(name) LIKE '%brella%' OR lower(website) LIKE '%brella%')",

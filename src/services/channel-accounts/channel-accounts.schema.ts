@@ -5,7 +5,6 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { hidden } from '../../hooks/resolve-records.js'
-import { readCredentials } from '../../channels/accounts.js'
 
 export const ACCOUNT_CHANNELS = ['whatsapp', 'instagram', 'messenger', 'sms', 'webchat'] as const
 export type AccountChannel = (typeof ACCOUNT_CHANNELS)[number]
@@ -73,7 +72,7 @@ export const channelAccountSchema = Type.Object(
     webhook_url: Nullable(Type.String({ description: "paste it in the provider's console as the callback URL (null for webchat)" })),
     verify_token: Type.String({ description: "Meta's webhook verify token: paste it next to the callback URL" }),
     widget_token: Nullable(Type.String({ description: 'webchat only: the public token of the site widget' })),
-    has_credentials: Type.Boolean({ description: 'whether readable credentials are stored; false when they cannot be read (send them again)' }),
+    has_credentials: Type.Boolean({ description: 'whether credentials are stored (stored ones that cannot be read make sends fail with credentials_unreadable: send them again)' }),
     identity_secret: Type.Optional(Type.String({
       description: "webchat only: the key your site's back end signs its users' ids with (docs/channels.md); answered once, by create and by rotate_identity_secret"
     })),
@@ -123,7 +122,7 @@ export const webhookUrlOf = (publicUrl: string, account: { channel: string; webh
 
 export const channelAccountResolver = resolve<any, HookContext>({
   webhook_url: virtual(async (account, context) => webhookUrlOf(context.app.get('publicUrl'), account)),
-  has_credentials: virtual(async (account, context) => Boolean(readCredentials(context.app, account)))
+  has_credentials: virtual(async (account) => Boolean(account.credentials))
 })
 
 /** Storage columns never leave the service: the encrypted credentials, the webhook key (inside webhook_url), the provider id. */
