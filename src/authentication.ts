@@ -7,6 +7,7 @@ import type { AuthenticationRequest, AuthenticationResult } from '@feathersjs/au
 import { LocalStrategy } from '@feathersjs/authentication-local'
 import { NotAuthenticated } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
+import type { Knex } from 'knex'
 import type { Application, Caller, Role } from './declarations.js'
 import { throttleFailedLogins } from './rate-limit/login-throttle.js'
 import { KeyInvalidation } from './key-invalidation.js'
@@ -43,6 +44,22 @@ export const hashApiKey = hashToken
 
 /** A new single-use token (invitations, e-mail verification): 256 random bits, URL-safe. */
 export const newToken = () => crypto.randomBytes(32).toString('base64url')
+
+/**
+ * The keys that authenticate, expiry aside (see keyExpired): active, not deleted, and whose user
+ * is still a member of the key's organization (a key of someone who left is as invalid as an
+ * unknown one). As k, with the user as u and the membership as m.
+ */
+export const liveApiKeys = (db: Knex) =>
+  db('api_keys as k')
+    .join('users as u', 'u.id', 'k.user_id')
+    .join('organizations_users as m', function () {
+      this.on('m.organization_id', 'k.organization_id').andOn('m.user_id', 'k.user_id')
+    })
+    .where('k.active', true)
+    .whereNull('k.deleted_at')
+
+export const keyExpired = (row: { expires_at: Date | string | null }) => Boolean(row.expires_at) && new Date(row.expires_at!).getTime() <= Date.now()
 
 /** x-api-key: the caller is the key's user, confined to the key's organization. */
 export class ApiKeyStrategy extends AuthenticationBaseStrategy {
@@ -87,9 +104,9 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
       throw new NotAuthenticated('Invalid API key')
     }
     const row = await this.verifiedKey(hashApiKey(apiKey))
-    // A key whose user has left the organization is as invalid as an unknown one, and so is an
-    // expired key: checked on every request, so a remembered key stops at its expiry too.
-    if (!row || (row.expires_at && new Date(row.expires_at).getTime() <= Date.now())) throw new NotAuthenticated('Invalid API key')
+    // An expired key is as invalid as an unknown one: checked on every request, so a remembered
+    // key stops at its expiry too.
+    if (!row || keyExpired(row)) throw new NotAuthenticated('Invalid API key')
     await this.touch(row.id, row.last_used_at)
     const caller: Caller = {
       userId: row.user_id,
@@ -111,15 +128,8 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
     const cached = this.verified.get(hash)
     if (cached && cached.until > now) return cached.row
     const generation = this.generation
-    const db = (this.app as Application).get('knex')
-    const row = await db('api_keys as k')
-      .join('users as u', 'u.id', 'k.user_id')
-      .join('organizations_users as m', function () {
-        this.on('m.organization_id', 'k.organization_id').andOn('m.user_id', 'k.user_id')
-      })
+    const row = await liveApiKeys((this.app as Application).get('knex'))
       .where('k.key_hash', hash)
-      .where('k.active', true)
-      .whereNull('k.deleted_at')
       .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'k.scopes', 'k.expires_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
     if (!row || generation !== this.generation) return row
     if (this.verified.size >= VERIFIED_KEYS_MAX) this.verified.clear()
@@ -152,6 +162,24 @@ class AccountAuthenticationService extends AuthenticationService {
   }
 }
 
+interface AccountRow {
+  user_id: number
+  sessions_valid_after: Date | null
+  organization_id: number | null
+  role: Role | null
+}
+
+/** The accounts of these users, a row per membership (organization_id null for a user without any), in one query. */
+export const accountsOf = (db: Knex, userIds: number[]): Promise<AccountRow[]> =>
+  db('users as u')
+    .leftJoin('organizations_users as m', 'm.user_id', 'u.id')
+    .whereIn('u.id', userIds)
+    .select('u.id as user_id', 'u.sessions_valid_after', 'm.organization_id', 'm.role')
+
+/** A token issued before the account's last password or e-mail change no longer authenticates. */
+export const sessionEnded = (account: Pick<AccountRow, 'sessions_valid_after'>, payload: { iat?: number; iat_ms?: unknown }) =>
+  account.sessions_valid_after !== null && tokenIssuedAtMs(payload) < account.sessions_valid_after.getTime()
+
 /**
  * Bearer JWT: the caller is the user, acting in any organization they belong to. One query reads
  * the memberships and the account's sessions_valid_after: a token issued before the account's
@@ -160,15 +188,8 @@ class AccountAuthenticationService extends AuthenticationService {
 class MembershipJwtStrategy extends JWTStrategy {
   async authenticate(authentication: AuthenticationRequest, params: Params) {
     const result: any = await super.authenticate(authentication, params)
-    const rows: { sessions_valid_after: Date | null; organization_id: number | null; role: Role | null }[] = await (
-      this.app as Application
-    )
-      .get('knex')('users as u')
-      .leftJoin('organizations_users as m', 'm.user_id', 'u.id')
-      .where('u.id', result.user.id)
-      .select('u.sessions_valid_after', 'm.organization_id', 'm.role')
-    const validAfter = rows[0]?.sessions_valid_after
-    if (!rows.length || (validAfter && tokenIssuedAtMs(result.authentication.payload) < validAfter.getTime())) {
+    const rows = await accountsOf((this.app as Application).get('knex'), [result.user.id])
+    if (!rows.length || sessionEnded(rows[0], result.authentication.payload)) {
       throw new NotAuthenticated('Your session has ended; please sign in again')
     }
     const caller: Caller = {
