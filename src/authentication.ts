@@ -11,6 +11,7 @@ import type { Knex } from 'knex'
 import type { Application, Caller, Role } from './declarations.js'
 import { throttleFailedLogins } from './rate-limit/login-throttle.js'
 import { KeyInvalidation } from './key-invalidation.js'
+import { noFilters } from './validators.js'
 
 declare module './declarations.js' {
   interface ServiceTypes {
@@ -215,7 +216,7 @@ class CaseInsensitiveLocalStrategy extends LocalStrategy {
 /**
  * A login is decided by its body alone (the strategy and its credentials): an x-api-key or
  * Authorization header sent along is ignored, so it neither answers for the login nor changes
- * how the account it verified is read back.
+ * how the account it verified is read back. It takes no query parameters (400).
  */
 const loginByBodyOnly = async (context: { params: Params }) => {
   delete context.params.authentication
@@ -228,7 +229,7 @@ export const authentication = (app: Application) => {
   const apiKeys = new ApiKeyStrategy()
   auth.register('api-key', apiKeys)
   app.use('authentication', auth, { koa: { before: [throttleFailedLogins(app)] } })
-  app.service('authentication').hooks({ before: { create: [loginByBodyOnly] } })
+  app.service('authentication').hooks({ before: { create: [noFilters, loginByBodyOnly] } })
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {

@@ -7,6 +7,8 @@ import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
 import { WEBHOOK_DOCS } from './channels/webhooks.js'
 import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
+import { JSON_RPC_SCHEMAS, MCP_PATH_DOCS } from './mcp/openapi.js'
+import { customFieldFilterParameter, exampleOf, keysetPageOf, pageOf, plain, queryParameters } from './openapi-schemas.js'
 
 /** What a custom method (POST with X-Service-Method) declares about itself for the OpenAPI document. */
 export interface CustomMethodDocs {
@@ -32,6 +34,12 @@ export interface ServiceDocs {
   summary?: string
   /** Routes without credentials (public booking): no 401/403, rate limited per client address. */
   public?: boolean
+  /**
+   * Methods of an otherwise authenticated service that are reached without credentials, by name:
+   * 'none' takes none (sign-up, a link's token), 'optional' answers with or without them (an
+   * invitation's token, or the invitee signed in); `errors` says what an error answer means there.
+   */
+  access?: Record<string, { credentials: 'none' | 'optional'; errors?: Partial<Record<ErrorCode, string>> }>
   /** The path parameter of get/patch/remove when it is not the integer id (e.g. a slug). */
   id?: { name: string; schema: Record<string, unknown>; description?: string }
   /**
@@ -44,10 +52,12 @@ export interface ServiceDocs {
   /** Media type of the create body when it is not JSON, e.g. 'multipart/form-data' for uploads. */
   createContentType?: string
   /** What an error answer means here when the standard wording does not say it (e.g. 409 on a booking). */
-  errors?: Partial<Record<400 | 403 | 404 | 409 | 429, string>>
+  errors?: Partial<Record<ErrorCode, string>>
   /** The list filters on custom fields by name (custom_fields_by_name.<name>). */
   customFieldFilters?: boolean
 }
+
+type ErrorCode = 400 | 403 | 404 | 409 | 429
 
 const STANDARD = new Set(['find', 'get', 'create', 'patch', 'remove', 'update'])
 const WRITES = new Set(['post', 'patch', 'put', 'delete'])
@@ -92,8 +102,6 @@ function withIdempotencyKeys(paths: Record<string, any>) {
   return paths
 }
 
-/** Removes TypeBox's symbols and turns nested $id schemas into plain ones. */
-const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
 
 function collectSchema(components: Record<string, unknown>, schema: any) {
   const body = plain(schema)
@@ -172,81 +180,6 @@ function errorCodes(pathKey: string, method: string, operation: any): number[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Examples, derived from the schemas
-
-const FORMAT_SAMPLES: Record<string, string> = {
-  'date-time': '2026-01-15T09:30:00.000Z', date: '2026-01-15', time: '09:30:00', email: 'ada@example.com', uri: 'https://example.com', url: 'https://example.com'
-}
-const NAME_SAMPLES: Record<string, string> = {
-  first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', phone: '600 123 456', name: 'Example', subject: 'Follow-up call', currency: 'EUR',
-  timezone: 'Europe/Madrid', time_zone: 'Europe/Madrid', content: 'Hello!', searchTerm: 'Ada', password: 'correct horse battery'
-}
-const STRING_SAMPLES = ['Example', '10.50', '1', 'EUR', 'ES', '+34', '+34 600 123 456', '#3366FF', '09:30', '2026-01-15', 'https://example.com/image.png', 'example-slug', 'example_key', 'Europe/Madrid']
-
-const fits = (value: string, schema: any) =>
-  (schema.minLength === undefined || value.length >= schema.minLength) &&
-  (schema.maxLength === undefined || value.length <= schema.maxLength) &&
-  (schema.pattern === undefined || new RegExp(schema.pattern, 'u').test(value))
-
-function sampleString(schema: any, name?: string): string {
-  if (schema.format && FORMAT_SAMPLES[schema.format]) return FORMAT_SAMPLES[schema.format]
-  const candidates = [name ? NAME_SAMPLES[name] : undefined, ...STRING_SAMPLES].filter((value): value is string => value !== undefined)
-  return candidates.find((value) => fits(value, schema)) ?? 'x'.repeat(Math.max(schema.minLength ?? 1, 1))
-}
-
-const isOperatorObject = (schema: any) => schema?.type === 'object' && Object.keys(schema.properties ?? {}).some((key) => key.startsWith('$'))
-
-/**
- * An example value valid against the schema. `full`: every property (answers); otherwise the
- * required ones and a few optional ones (a request shows what is needed and a little more).
- */
-function exampleOf(schema: any, components: Record<string, any>, full: boolean, name?: string, depth = 0): unknown {
-  if (!schema || typeof schema !== 'object' || depth > 8) return undefined
-  if (schema.$ref) return exampleOf(components[schema.$ref.split('/').pop()], components, full, name, depth + 1)
-  if ('example' in schema) return schema.example
-  if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0]
-  if ('default' in schema) return schema.default
-  if ('const' in schema) return schema.const
-  if (Array.isArray(schema.enum)) return schema.enum[0]
-  const branches = schema.anyOf ?? schema.oneOf
-  // A record as answered: not deleted.
-  if (name === 'deleted_at' && branches?.some((b: any) => b.type === 'null')) return null
-  if (branches) {
-    const branch = branches.find((b: any) => b.type !== 'null' && !isOperatorObject(b)) ?? branches[0]
-    return exampleOf(branch, components, full, name, depth + 1)
-  }
-  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((part: any) => exampleOf(part, components, full, name, depth + 1)))
-  switch (schema.type) {
-    case 'null': return null
-    case 'boolean': return true
-    case 'integer':
-    case 'number': {
-      const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1)
-      return schema.maximum !== undefined ? Math.min(low, schema.maximum) : low
-    }
-    case 'string': return sampleString(schema, name)
-    case 'array': {
-      if (schema.maxItems === 0) return []
-      const item = exampleOf(schema.items, components, full, undefined, depth + 1)
-      return item === undefined ? [] : Array.from({ length: Math.max(schema.minItems ?? 1, 1) }, (_, i) => (typeof item === 'number' && schema.uniqueItems ? item + i : item))
-    }
-    case 'object': {
-      const properties: Record<string, any> = schema.properties ?? {}
-      const required = new Set<string>(schema.required ?? [])
-      const optional = Object.keys(properties).filter((key) => !required.has(key) && !key.startsWith('$') && key !== 'organization_id')
-      const wanted = full ? Object.keys(properties) : [...required, ...optional.slice(0, Math.max(3 - required.size, schema.minProperties ?? 0, 0))]
-      const value: Record<string, unknown> = {}
-      for (const key of wanted) {
-        const inner = exampleOf(properties[key], components, full, key, depth + 1)
-        if (inner !== undefined) value[key] = inner
-      }
-      return value
-    }
-    default: return undefined
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Operations of a service, from its registration
 
 const words = (id: string) => id.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().replace(/\b(ai|api)\b/g, (word) => word.toUpperCase())
@@ -263,81 +196,6 @@ function nounsOf(docs: ServiceDocs, location: string) {
   return { one, many: docs.noun?.many ?? plural(one) }
 }
 
-/** How the sync and partial-read parameters are sent (docs/bulk-and-sync.md). */
-const SYNC_PARAMETERS: Record<string, Record<string, unknown>> = {
-  $select: { style: 'form', explode: true, description: 'fields to return, id always: $select[]=first_name&$select[]=email; joined objects by their names (e.g. company)' },
-  $withDeleted: { description: 'true: deleted records are listed too, with their deleted_at (a sync sees deletions)' },
-  $after: {
-    style: 'deepObject', explode: true,
-    description: 'keyset page: the records after this {updated_at, id} in $sort {updated_at, id} order (the default with $after); not with $skip. The page has no total; next is the cursor of its last record'
-  },
-  $or: {
-    style: 'deepObject', explode: true,
-    description: 'records matching any of 1-10 filter objects, e.g. {"query": {"$or": [{"email": "a@example.com"}, {"last_name": "Smith"}]}} in the GET body'
-  }
-}
-
-/** custom_fields_by_name.<name> filters, on the lists of resources with custom fields by name. */
-const customFieldFilterParameter = {
-  name: 'custom_fields_by_name.<name>', in: 'query', required: false, schema: {},
-  description: 'a filter on the custom field <name> (URL-encoded): a value or $in for any field, $gt $gte $lt $lte for number and date fields; an unknown name is a 400'
-}
-
-/**
- * The query string as the service reads it (qs): $sort and operator objects nest with brackets,
- * which is OpenAPI's deepObject style, so Swagger UI's "Try it out" sends $sort[first_name]=-1.
- * $limit and $skip are integers with defaults the service accepts.
- */
-function queryParameters(query: any, defaultLimit: number) {
-  const body = plain(query)
-  const properties = body.properties ?? {}
-  const required = new Set<string>(body.required ?? [])
-  return Object.entries(properties).map(([name, schema]: [string, any]) => {
-    if (name === '$limit') return { name, in: 'query', required: false, schema: { ...schema, default: Math.min(defaultLimit, schema.maximum ?? defaultLimit) }, description: 'page size' }
-    if (name === '$skip') return { name, in: 'query', required: false, schema: { ...schema, default: 0 }, description: 'rows to skip' }
-    if (name === '$sort') {
-      const first = Object.keys(schema.properties ?? {}).find((key) => key !== 'organization_id') ?? 'id'
-      return {
-        name, in: 'query', required: false, style: 'deepObject', explode: true, schema,
-        example: { [first]: 1 },
-        description: `{field: 1 | -1}, sent as $sort[${first}]=1; ties are broken by id`
-      }
-    }
-    if (SYNC_PARAMETERS[name]) return { name, in: 'query', required: false, schema, ...SYNC_PARAMETERS[name] }
-    const operators = (schema.anyOf ?? []).find(isOperatorObject)
-    const description = [
-      schema.description,
-      operators
-        ? `equals; or comparisons in deepObject form: ${name}[$gte]=…, ${name}[$in][]=… (${Object.keys(operators.properties).join(' ')}). Filters may also be sent as {"query": {...}} in the JSON body of the GET.`
-        : 'May also be sent as {"query": {...}} in the JSON body of the GET.'
-    ].filter(Boolean).join('. ')
-    return { name, in: 'query', required: required.has(name), schema: valueForm(schema), description }
-  })
-}
-
-/** The plain value form of a filter (its operator object and null left out: a query string cannot send them as such). */
-const valueForm = (schema: any): any => {
-  const forms = (schema.anyOf ?? [schema]).filter((form: any) => !isOperatorObject(form) && form.type !== 'null')
-  return forms.length === 1 ? (forms[0].anyOf ? valueForm(forms[0]) : forms[0]) : schema
-}
-
-const pageOf = (item: unknown) => ({
-  type: 'object',
-  required: ['total', 'limit', 'skip', 'data'],
-  properties: { total: { type: 'integer', examples: [1] }, limit: { type: 'integer', examples: [10] }, skip: { type: 'integer', examples: [0] }, data: { type: 'array', items: item } }
-})
-
-/** A list that takes $after: a keyset page has no total, and next, the cursor of its last record. */
-const keysetPageOf = (item: unknown) => ({
-  type: 'object',
-  required: ['limit', 'skip', 'data'],
-  description: 'a keyset page ($after) has no total, and next: the {updated_at, id} of its last record (null when empty); other pages have total',
-  properties: {
-    ...pageOf(item).properties,
-    next: { type: ['object', 'null'], properties: { updated_at: { type: 'string', format: 'date-time' }, id: { type: 'integer' } } }
-  }
-})
-
 /** Whether a find answers the result schema itself (it carries its own data list) rather than a page of results. */
 const answersItself = (result: any) => plain(result)?.properties?.data?.type === 'array'
 
@@ -350,7 +208,14 @@ function serviceOperations(app: Application, location: string, options: any, com
   const { one, many } = nounsOf(docs, location)
   const operationSummary = docs.summary ?? firstSentence(docs.description)
   const isOperation = options.registeredAs === 'tenant-operation' || (!methods.includes('get') && methods.length === 1)
-  const security = docs.public ? { security: [] } : {}
+  const refusesApiKeys = (method: string) => options.refusesApiKeys === true || (Array.isArray(options.refusesApiKeys) && options.refusesApiKeys.includes(method))
+  // An empty requirement ({}) among the others makes credentials optional (OpenAPI 3.1).
+  const securityOf = (method: string) => {
+    const credentials = docs.public ? 'none' : docs.access?.[method]?.credentials
+    if (credentials === 'none') return { security: [] }
+    if (credentials === 'optional') return { security: [{}, ...(refusesApiKeys(method) ? [] : [{ apiKey: [] }]), { bearer: [] }] }
+    return {}
+  }
   const base = `/${location.replace(/:(\w+)/g, '{$1}')}`
   const routeParams = [...location.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
   const id = docs.id ?? { name: 'id', schema: { type: 'integer', minimum: 1 } }
@@ -358,11 +223,16 @@ function serviceOperations(app: Application, location: string, options: any, com
   const idParams = [...routeParams, { name: id.name, in: 'path', required: true, schema: id.schema, ...(id.description ? { description: id.description } : {}) }]
   const resultRef = result ? collectSchema(components, result) : { type: 'object' }
   const operationId = (method: string) => `${method}_${location.replace(/[^A-Za-z0-9]+/g, '_')}`
-  const common = (method: string) => ({ tags: [tag], operationId: operationId(method), ...security })
+  const methodOf = new Map<string, string>()
+  const common = (method: string) => {
+    methodOf.set(operationId(method), method)
+    return { tags: [tag], operationId: operationId(method), ...securityOf(method) }
+  }
   const paths: Record<string, Record<string, any>> = {}
-  const ownErrors = Object.fromEntries(Object.entries(docs.errors ?? {}).map(([code, description]) => [code, { description }]))
+  const described = (errors: Partial<Record<ErrorCode, string>> = {}) => Object.fromEntries(Object.entries(errors).map(([code, description]) => [code, { description }]))
   const add = (key: string, verb: string, operation: Record<string, any>) => {
-    operation.responses = { ...operation.responses, ...ownErrors }
+    const method = methodOf.get(operation.operationId) ?? ''
+    operation.responses = { ...operation.responses, ...described(docs.errors), ...described(docs.access?.[method]?.errors) }
     paths[key] = { ...(paths[key] ?? {}), [verb]: operation }
   }
 
@@ -453,7 +323,9 @@ function serviceOperations(app: Application, location: string, options: any, com
  */
 function completeOperation(pathKey: string, method: string, operation: any, components: Record<string, any>) {
   const responses = (operation.responses ??= {})
-  for (const code of errorCodes(pathKey, method, operation)) {
+  // The standard answers, and any the operation declares itself (a 403 on a public sign-up).
+  const declared = Object.keys(responses).map(Number).filter((code) => ERROR_RESPONSES[code])
+  for (const code of new Set([...errorCodes(pathKey, method, operation), ...declared])) {
     const own = responses[code]
     responses[code] = own ? { ...ERROR_RESPONSES[code].body, ...own, content: own.content ?? (ERROR_RESPONSES[code].body as any).content } : ref('responses', ERROR_RESPONSES[code].name)
     if (code === 429 && own) responses[code].headers = (ERROR_RESPONSES[429].body as any).headers
@@ -525,36 +397,6 @@ const healthPath = {
   }
 }
 
-/** POST /mcp: the MCP server (JSON-RPC 2.0 over the Streamable HTTP transport; see docs/integrations.md). */
-const mcpPath = {
-  post: {
-    tags: ['mcp'],
-    operationId: 'post_mcp',
-    summary: 'Model Context Protocol: list and call the CRM and reservation tools (JSON-RPC 2.0)',
-    description: 'Streamable HTTP transport, stateless, JSON answers. The key goes in x-api-key or Authorization: Bearer <api key>; X-Assistant-Id limits the reservation tools to those the assistant enables. See docs/integrations.md.',
-    security: [{ apiKey: [] }, { bearerApiKey: [] }],
-    parameters: [
-      { name: 'X-Assistant-Id', in: 'header', required: false, schema: { type: 'integer', minimum: 1 }, description: "an AI assistant of the key's organization: its internal_tools decide the reservation tools offered" }
-    ],
-    requestBody: {
-      required: true,
-      ...json(
-        { type: 'object', required: ['jsonrpc', 'method'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { type: ['integer', 'string'] }, method: { type: 'string' }, params: { type: 'object' } } },
-        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_available_slots', arguments: { service_id: 1, date: '2026-01-15' } } }
-      )
-    },
-    responses: {
-      200: {
-        description: 'The JSON-RPC answer; a failed tool call is a result with isError true and the API\'s error body as text',
-        ...json({ type: 'object' }, { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: '{"service_id":1,"date":"2026-01-15","timezone":"Europe/Madrid","data":[]}' }] } })
-      },
-      202: { description: 'A notification was accepted' },
-      400: ref('responses', 'BadRequest'),
-      401: ref('responses', 'NotAuthenticated')
-    }
-  }
-}
-
 export function openApiDocument(app: Application) {
   const components: Record<string, any> = {
     Error: {
@@ -562,10 +404,16 @@ export function openApiDocument(app: Application) {
       required: ['name', 'message', 'code', 'className'],
       properties: {
         name: { type: 'string' }, message: { type: 'string' }, code: { type: 'integer' }, className: { type: 'string' },
-        errors: { type: 'object', additionalProperties: { type: 'string' }, description: 'field name → what is wrong with it' },
+        errors: {
+          type: 'object',
+          description: 'field name → what is wrong with it; a write of many records (an array create, an upsert, a batch update) keys each invalid record\'s fields by its index in the body: {"3": {"email": "must be an e-mail address"}}',
+          additionalProperties: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'string' } }] },
+          examples: [{ email: 'must be an e-mail address' }, { 3: { email: 'must be an e-mail address' }, 7: { company_id: 'must be a company of this organization' } }]
+        },
         data: { type: 'object' }
       }
-    }
+    },
+    ...JSON_RPC_SCHEMAS
   }
   // Routes that are Koa middleware rather than services (the channels' provider webhooks) bring their own operations.
   const paths: Record<string, any> = { ...WEBHOOK_DOCS }
@@ -600,7 +448,7 @@ export function openApiDocument(app: Application) {
       }
     },
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath, '/mcp': mcpPath, ...paths })
+    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath, '/mcp': MCP_PATH_DOCS, ...paths })
   }
 }
 

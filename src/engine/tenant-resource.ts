@@ -102,7 +102,7 @@ export interface TenantResourceOptions {
   batch?: BatchDeclaration
   /** Per method, the event types of records besides its answer's that it also changes (params.alsoChanged), e.g. a message moving its conversation. */
   alsoChanges?: Record<string, string[]>
-  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun'>
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun' | 'access'>
   koa?: { before: Middleware[] }
 }
 

@@ -17,9 +17,11 @@ const takesArraysOnCreate = (context: HookContext) => {
  * (create, patch, update or a custom method) takes one JSON object; an array is a 400 unless
  * the service takes batches on create. Every service gets it, the tenant resources and the
  * others alike (accounts, organizations, the login, the public routes), internal calls too.
+ * A request without any body is left to the service (a cancel needs none; a create's
+ * validation asks for its fields).
  */
 export const oneObjectPerWrite = async (context: HookContext) => {
-  if (WITHOUT_BODY.has(context.method) || isPlainObject(context.data)) return
+  if (WITHOUT_BODY.has(context.method) || context.data === undefined || isPlainObject(context.data)) return
   if (context.method === 'create' && Array.isArray(context.data) && takesArraysOnCreate(context)) return
   throw new BadRequest(
     takesArraysOnCreate(context) ? 'The body must be one JSON object, or an array of records on create' : 'The body must be one JSON object: send one record at a time'

@@ -123,6 +123,13 @@ describe('accounts and authentication', () => {
     expect(wrong.status).toBe(401)
   })
 
+  it('when a login carries a query parameter, then 400 naming it: the login takes none', async () => {
+    const { user, password } = await signUp(t)
+    const res = await t.http().post('/authentication').query({ email: uniqueEmail() }).send({ strategy: 'local', email: user.email, password })
+    expect(res.status, JSON.stringify(res.body)).toBe(400)
+    expect(res.body.errors).toEqual({ email: 'is not allowed' })
+  })
+
   it('when someone tries to trade an API key for a JWT, then 401', async () => {
     const tenant = await createTenant(t)
     const res = await t.http().post('/authentication').send({ strategy: 'api-key', apiKey: tenant.apiKey })

@@ -135,6 +135,51 @@ describe('the OpenAPI document (/openapi.json)', () => {
     expect(document.paths['/mcp'].post.parameters.map((p: any) => p.name)).toEqual(['X-Assistant-Id'])
   })
 
+  it('when an operation works without credentials (sign-up, e-mail verification, an invitation\'s token), then it says so: no requirement, or an optional one', () => {
+    for (const [key, verb] of [['/users', 'post'], ['/users#verifyEmail', 'post']]) {
+      const operation = document.paths[key][verb]
+      expect(operation.security, key).toEqual([])
+      expect(operation.responses[401], key).toBeUndefined()
+    }
+    expect(resolved.paths['/users'].post.responses[403]).toMatchObject({ description: expect.stringContaining('SIGNUP_ENABLED'), content: { 'application/json': { schema: { required: ['name', 'message', 'code', 'className'] } } } })
+    expect(document.paths['/users'].get.security).toBeUndefined()
+    expect(document.paths['/organizations-users-invites'].get.security).toEqual([{}, { apiKey: [] }, { bearer: [] }])
+    // Acceptance: the token alone, or the invitee signed in; an API key is refused.
+    expect(document.paths['/organizations-users-invites/{id}'].patch.security).toEqual([{}, { bearer: [] }])
+    expect(document.paths['/organizations-users-invites/{id}'].delete.security).toBeUndefined()
+  })
+
+  it('when a batch write answers 400, then its errors keyed by record index match the document\'s Error schema', async () => {
+    const ajv = new Ajv({ strict: false })
+    const validate = ajv.compile(resolved.components.schemas.Error)
+    const res = await t.http().post('/contacts').set(acme.key).send([{ first_name: 'Ada' }, { first_name: 'Bea', email: 'not-an-email' }])
+    expect(res.status).toBe(400)
+    expect(res.body.errors).toEqual({ 1: { email: 'must be an e-mail address' } })
+    expect(validate(res.body), JSON.stringify(validate.errors)).toBe(true)
+    const single = await t.http().post('/contacts').set(acme.key).send({ first_name: 'Bea', email: 'not-an-email' })
+    expect(validate(single.body), JSON.stringify(validate.errors)).toBe(true)
+  })
+
+  it('when /mcp refuses a request, then the document has that answer: a JSON-RPC error for 400, 406 and 415, the API\'s error body for 401', async () => {
+    const ajv = new Ajv({ strict: false })
+    const responses = resolved.paths['/mcp'].post.responses
+    const accept = { Accept: 'application/json, text/event-stream' }
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
+    const answers: [number, any][] = [
+      [406, await t.http().post('/mcp').set(acme.key).send(list)],
+      [415, await t.http().post('/mcp').set(acme.key).set(accept).set('Content-Type', 'text/plain').send('hello')],
+      [400, await t.http().post('/mcp').set(acme.key).set(accept).send({ no: 'message' })],
+      [401, await t.http().post('/mcp').set(acme.bearer).set(accept).send(list)],
+      [200, await t.http().post('/mcp').set(acme.key).set(accept).send({ jsonrpc: '2.0', id: 1, method: 'no/such-method' })]
+    ]
+    for (const [status, res] of answers) {
+      expect(res.status, JSON.stringify(res.body)).toBe(status)
+      const validate = ajv.compile(responses[status].content['application/json'].schema)
+      expect(validate(res.body), `${status} ${JSON.stringify(res.body)} ${JSON.stringify(validate.errors)}`).toBe(true)
+    }
+    expect(answers[0][1].body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } })
+  })
+
   it('when openapi-typescript generates types from it, then a typed call compiles, a wrong body does not, and the compiled call creates a contact', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-openapi-ts-'))
     const server = http.createServer(t.app.callback())

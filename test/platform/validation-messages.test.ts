@@ -41,6 +41,16 @@ describe('validation messages', () => {
     expect(res.body.errors).toMatchObject({ expected_close_date: 'must be a date like 2026-01-31' })
   })
 
+  it('when a query number is beyond any double (1e400), then 400 naming the field, never a page with skip null', async () => {
+    for (const query of [{ $skip: '1e400' }, { $limit: '1e400' }]) {
+      const res = await t.http().get('/contacts').set(acme.key).query(query)
+      expect(res.status, JSON.stringify(res.body)).toBe(400)
+      expect(res.body.errors).toEqual({ [Object.keys(query)[0]]: 'must be a number' })
+    }
+    const listed = await t.http().get('/organizations-users').set(acme.key).query({ $skip: '1e400' })
+    expect(listed.status, JSON.stringify(listed.body)).toBe(400)
+  })
+
   it('when a list filter has the wrong type, then the query error is in words too', async () => {
     const res = await t.http().get('/contacts').set(acme.key).query({ $limit: 'ten' })
     expect(res.status).toBe(400)

@@ -91,7 +91,8 @@ export const invitation = (app: Application) => {
   app.configure(mail)
   tenantResource(app, {
     path: invitationPath,
-    docs: { noun: { one: 'invitation' } },
+    // The token lookup and the acceptance work without credentials too (isTokenCall).
+    docs: { noun: { one: 'invitation' }, access: { find: { credentials: 'optional' }, patch: { credentials: 'optional' } } },
     service: new InvitationService(getOptions(app)),
     methods: invitationMethods,
     description:

@@ -58,6 +58,10 @@ export const user = (app: Application) => {
       description:
         'Accounts. Sign-up is public and mails a verification link; afterwards a user reads and changes only their own ' +
         'account (password and email changes need current_password). verifyEmail (no credentials) redeems the link\'s token.',
+      access: {
+        create: { credentials: 'none', errors: { 403: 'Public sign-up is switched off on this server (SIGNUP_ENABLED=false)' } },
+        verifyEmail: { credentials: 'none' }
+      },
       schemas: {
         result: userPublicSchema, data: userDataSchema, patch: userPatchSchema, query: userQuerySchema,
         verifyEmail: { data: emailVerificationSchema, result: userPublicSchema, summary: 'Verify an e-mail address with the token of its link (no credentials)' }
