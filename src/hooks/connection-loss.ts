@@ -10,6 +10,8 @@ declare module '@feathersjs/feathers' {
   }
 }
 
+const RETRY_WAIT_MS = 50
+
 const copyOf = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? { ...value } : value)
 
 /**
@@ -28,9 +30,10 @@ export const retryReadOnConnectionLoss = async (context: HookContext, next: Next
     await next()
   } catch (error) {
     if (!isConnectionLoss(originalErrorOf(error))) throw error
-    // A server usually drops every connection at once: a turn of the event loop lets the pools
-    // hear of the others, and discard them, before the retry takes one.
-    await new Promise((resolve) => setImmediate(resolve))
+    // A server usually drops every connection at once, and a pool hears of each when its socket
+    // closes, which may come after the statement's error: a short wait lets the pools discard
+    // them before the retry takes one.
+    await new Promise((resolve) => setTimeout(resolve, RETRY_WAIT_MS))
     const retryParams = { ...firstParams, rateLimit: context.params.rateLimit, retryOfLostConnection: true }
     context.result = await (context.self as any)[context.method](...args, retryParams)
   }
