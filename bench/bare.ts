@@ -93,5 +93,9 @@ const server = http.createServer((req, res) => {
   })
 })
 
+// The service sums a week's total from the day counts only in a schema that keeps them (an older
+// checkout measured with --service-dir); otherwise it counts, and so does this server.
+const { rows: [dayCounts] } = await pool.query("SELECT to_regclass('activity_day_counts') IS NOT NULL AS present")
+if (!dayCounts.present) delete LISTS.activities.dayCounts
 server.listen(Number(process.env.PORT ?? 3099), '127.0.0.1')
 process.on('SIGTERM', () => server.close(() => void pool.end().then(() => process.exit(0))))

@@ -116,9 +116,9 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
     for (const { indexname } of indexes) await trx.raw('DROP INDEX ??', [indexname])
 
     // Every reference below is made by joining existing rows, so when the only triggers on these
-    // tables are the record counts (recomputed at the end) and the change marks (which need
-    // nothing: no page has read the new organizations yet), the per-row foreign key checks are
-    // skipped for the load. Any other trigger keeps them all on.
+    // tables are the record counts (recomputed at the end) and, in an older checkout's schema, the
+    // change marks (which need nothing: no page has read the new organizations yet), the per-row
+    // foreign key checks are skipped for the load. Any other trigger keeps them all on.
     const otherTriggers = (
       await trx.raw(
         `SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgrelid::regclass::text = ANY(?) AND tgname NOT LIKE '%\_count\_%' AND tgname NOT LIKE '%\_marks\_%'`,

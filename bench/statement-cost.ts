@@ -38,8 +38,7 @@ const values = JSON.parse(flags.values) as unknown[]
 
 const client = new pg.Client({ connectionString: url.toString() })
 await client.connect()
-// Named statements run as the service runs them: planned once, for any values (plannedOncePool in
-// src/db.ts); --custom prepares them but plans each call for its values.
+// Named statements planned once, for any values; --custom prepares them but plans each call for its values.
 if (!flags.unnamed) await client.query(`SET plan_cache_mode = ${flags.custom ? 'force_custom_plan' : 'force_generic_plan'}`)
 const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
 const backendCpuMs = () => cpuTimeMs(pid)

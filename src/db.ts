@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import path from 'node:path'
 import fs from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -5,6 +6,7 @@ import knex from 'knex'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
+import { isConnectionLoss } from './db-connections.js'
 import { checkDatabaseUrl, lockDataDir } from './startup.js'
 
 const DATE_OID = 1082
@@ -93,6 +95,42 @@ export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [
   const results: unknown[] = []
   for (const read of reads) results.push(await read())
   return results as unknown as T
+}
+
+/** Names of prepared statements, by their text. */
+const statementNames = new Map<string, string>()
+const MAX_STATEMENT_NAMES = 2000
+
+const statementName = (text: string) => {
+  let name = statementNames.get(text)
+  if (!name) {
+    if (statementNames.size >= MAX_STATEMENT_NAMES) statementNames.clear()
+    name = `crm_${crypto.createHash('sha1').update(text).digest('hex').slice(0, 20)}`
+    statementNames.set(text, name)
+  }
+  return name
+}
+
+/**
+ * The rows of a read whose text depends only on its shape (values are bound): on a Postgres
+ * server, outside a transaction, it runs as a named statement, which each connection parses once
+ * and Postgres may plan once; in a transaction or on the embedded database, as knex runs it. A
+ * connection the statement found broken is discarded by knex's pool, not handed out again.
+ */
+export async function preparedRows<T>(db: Knex, { raw }: { raw: Knex.Raw }): Promise<T[]> {
+  if (db.isTransaction || isEmbedded(db)) return (await raw).rows
+  const { sql, bindings } = raw.toSQL().toNative()
+  const client = db.client as any
+  const connection = await client.acquireConnection()
+  try {
+    client.emit('query', { method: 'raw', sql, bindings, __knexUid: connection.__knexUid })
+    return (await connection.query({ name: statementName(sql), text: sql, values: bindings })).rows
+  } catch (error) {
+    if (isConnectionLoss(error)) connection.__knex__disposed = error
+    throw error
+  } finally {
+    await client.releaseConnection(connection)
+  }
 }
 
 /**

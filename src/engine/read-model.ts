@@ -59,6 +59,14 @@ export interface ReadShape {
   select?: string[]
 }
 
+/**
+ * A read statement, not yet run: a knex Raw is a thenable, so an async function cannot return one
+ * without running it.
+ */
+export interface Statement {
+  raw: Knex.Raw
+}
+
 export const customFieldsProperty = (by: CustomFieldAddressing) => `custom_fields_by_${by}`
 
 
@@ -108,39 +116,41 @@ export class ReadModel {
    * One page as the list envelope {total, limit, skip, data}, in one statement: `rows` is the
    * page's rows in order (limit and offset applied), `total` a statement of one number.
    */
-  async page(db: Knex, rows: Knex.QueryBuilder, total: Knex.QueryBuilder, page: { limit?: number; skip: number }, shape: ReadShape): Promise<Knex.Raw> {
+  async page(db: Knex, rows: Knex.QueryBuilder, total: Knex.QueryBuilder, page: { limit?: number; skip: number }, shape: ReadShape): Promise<Statement> {
     const projection = await this.projection(db, shape)
-    return db.raw(
-      `SELECT json_build_object('total', (?), 'limit', ?::int, 'skip', ?::int, 'data', ${dataOf(projection)})::text AS answer`,
-      [total, page.limit ?? null, page.skip, rows]
-    )
+    return {
+      raw: db.raw(
+        `SELECT json_build_object('total', (?), 'limit', ?::int, 'skip', ?::int, 'data', ${dataOf(projection)})::text AS answer`,
+        [total, page.limit ?? null, page.skip, rows]
+      )
+    }
   }
 
   /** The records of `rows` as a JSON array, in order (a list without paging). */
-  async array(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Knex.Raw> {
-    return db.raw(`SELECT ${dataOf(await this.projection(db, shape))}::text AS answer`, [rows])
+  async array(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Statement> {
+    return { raw: db.raw(`SELECT ${dataOf(await this.projection(db, shape))}::text AS answer`, [rows]) }
   }
 
   /**
    * A keyset page {limit, skip, next, data}: `next` is the (updated_at, id) of its last record,
    * the cursor of the following page, or null when the page is empty.
    */
-  async keysetPage(db: Knex, rows: Knex.QueryBuilder, limit: number, descending: boolean, shape: ReadShape): Promise<Knex.Raw> {
+  async keysetPage(db: Knex, rows: Knex.QueryBuilder, limit: number, descending: boolean, shape: ReadShape): Promise<Statement> {
     const projection = await this.projection(db, shape)
     const last = descending ? 'ASC' : 'DESC'
-    return db.raw(
+    return { raw: db.raw(
       `WITH p AS (?)
        SELECT json_build_object('limit', ?::int, 'skip', 0, 'next',
          (SELECT json_build_object('updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', ${ISO_TIMESTAMP}), 'id', p.id)
             FROM p ORDER BY p.updated_at ${last}, p.id ${last} LIMIT 1),
          'data', COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM p) AS r), '[]'::json))::text AS answer`,
       [rows, limit]
-    )
+    ) }
   }
 
   /** One record as a JSON object (no row: no answer), `rows` holding at most that record. */
-  async record(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Knex.Raw> {
-    return db.raw(`SELECT row_to_json(r)::text AS answer FROM (SELECT ${await this.projection(db, shape)} FROM (?) AS p) AS r`, [rows])
+  async record(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Statement> {
+    return { raw: db.raw(`SELECT row_to_json(r)::text AS answer FROM (SELECT ${await this.projection(db, shape)} FROM (?) AS p) AS r`, [rows]) }
   }
 }
 

@@ -3,9 +3,10 @@ import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
+import { preparedRows } from '../db.js'
 import { containsPattern } from './like.js'
 import { ReadModel } from './read-model.js'
-import type { ReadModelDeclaration, ReadShape, Relation } from './read-model.js'
+import type { ReadModelDeclaration, ReadShape, Relation, Statement } from './read-model.js'
 import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
@@ -200,7 +201,7 @@ export class RecordService<
     if (params.after) {
       const descending = Number(filters.$sort?.updated_at) === -1
       const statement = await this.model.keysetPage(db, builder.limit(limit ?? 10), limit ?? 10, descending, shape)
-      return this.answer(await this.run(statement), params)
+      return this.answer(await this.run(db, statement), params)
     }
     const rows = builder.clone()
     if (limit !== undefined) rows.limit(limit)
@@ -209,7 +210,7 @@ export class RecordService<
     const statement = paginated
       ? await this.model.page(db, rows, this.totalOf(db, builder, params), { limit, skip: filters.$skip || 0 }, shape)
       : await this.model.array(db, rows, shape)
-    return this.answer(await this.run(statement), params)
+    return this.answer(await this.run(db, statement), params)
   }
 
   /**
@@ -231,7 +232,8 @@ export class RecordService<
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
     const builder = params.knex ? params.knex.clone() : this.createQuery({ ...params, query: { ...params.query, $limit: undefined, $skip: undefined, $sort: undefined } })
     const rows = builder.where(`${this.table}.id`, id).clearOrder().limit(1)
-    const text = await this.run(await this.model.record(this.dbOf(params), rows, this.shapeOf(params)))
+    const db = this.dbOf(params)
+    const text = await this.run(db, await this.model.record(db, rows, this.shapeOf(params)))
     if (text === undefined) throw notFound(id)
     return this.answer(text, params)
   }
@@ -247,9 +249,9 @@ export class RecordService<
   }
 
   /** Runs a read statement of the read model: its one row's text, or undefined when it has none. */
-  private async run(statement: Knex.Raw): Promise<string | undefined> {
-    const { rows } = await statement
-    return rows[0]?.answer ?? undefined
+  private async run(db: Knex, statement: Statement): Promise<string | undefined> {
+    const [row] = await preparedRows<{ answer: string | null }>(db, statement)
+    return row?.answer ?? undefined
   }
 
   /** The text as it is for a REST request's own read, the parsed object for anyone else. */
@@ -410,7 +412,7 @@ export class RecordService<
     const limit = page.$limit ?? 10
     const skip = page.$skip ?? 0
     const rows = matches.clone().select(`${this.table}.*`).orderBy([...order.map((column) => ({ column })), { column: 'id' }]).limit(limit).offset(skip)
-    const text = await this.run(await this.model.page(this.knex, rows, matches.clone().count('*'), { limit, skip }, {}))
+    const text = await this.run(this.knex, await this.model.page(this.knex, rows, matches.clone().count('*'), { limit, skip }, {}))
     return parsedAnswer(text!) as SearchPage<Result>
   }
 

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Knex } from 'knex'
 import { countQueries, startApp } from '../helpers/app.js'
@@ -87,7 +88,7 @@ describe('the read model', () => {
     const expired = await post('/organizations-users-invites', { email: 'late.person@example.test', role: 'member' })
     await t.db('organizations_users_invites').where({ id: expired.id }).update({ expires_at: new Date(Date.now() - 60_000) })
     await post('/channel-accounts', { channel: 'webchat', name: 'Site chat', config: {} })
-    await t.db('channel_accounts').insert({ organization_id: organization(), channel: 'sms', name: 'Texts', config: {}, webhook_key: 'k-rendered', verify_token: 'v-rendered', credentials: 'sealed', provider_id: '+15550001' })
+    await t.db('channel_accounts').insert({ organization_id: organization(), channel: 'sms', name: 'Texts', config: {}, webhook_key: `k-${crypto.randomUUID()}`, verify_token: 'v-rendered', credentials: 'sealed', provider_id: `+1${Date.now()}` })
     await post('/conversation-predefined-messages', { title: 'Hi', content: 'Hi there' })
     await post('/automations', { name: 'Welcome', actions: [{ type: 'send_message', content: 'Hi!' }] })
     await post('/ai-assistants', { name: 'Helper' })

@@ -278,7 +278,6 @@ describe('companies', () => {
     })
 
     it('when fastJoinForCompanyList is set, then creator and owner are attached in a constant number of queries', async () => {
-      // The first joined list reads once which of its relation tables carry change marks (joins.ts, marksCover).
       await t.http().get('/companies').set(org.key).send({ query: { $limit: 1, fastJoinForCompanyList: true } })
       const small = await countQueries(t.db, () => t.http().get('/companies').set(org.key).send({ query: { $limit: 2, fastJoinForCompanyList: true } }))
       const large = await countQueries(t.db, () => t.http().get('/companies').set(org.key).send({ query: { $limit: 12, fastJoinForCompanyList: true } }))

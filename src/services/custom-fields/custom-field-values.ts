@@ -218,17 +218,10 @@ export const customFieldsOutput = <T extends Record<string, any>>(entityType: Cu
     return output
   }
 
-const customFieldsProperties = new WeakMap<object, { entity: CustomFieldEntity; by: CustomFieldAddressing }>()
-
 /** The result resolver's property of a record's custom-field values: customFieldsOutput as a virtual property. */
 export function customFieldsResolver<T extends Record<string, any>>(entityType: CustomFieldEntity, by: CustomFieldAddressing) {
-  const property = virtual(customFieldsOutput<T>(entityType, by))
-  customFieldsProperties.set(property, { entity: entityType, by })
-  return property
+  return virtual(customFieldsOutput<T>(entityType, by))
 }
-
-/** What a resolver property made by customFieldsResolver gives (wire pages write it in SQL), or undefined for any other. */
-export const customFieldsPropertyOf = (property: object) => customFieldsProperties.get(property)
 
 /**
  * For code outside the resolver pipeline (e.g. a service building rows by hand): adds
