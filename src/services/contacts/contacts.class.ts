@@ -3,6 +3,7 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
+import { preparedRows } from '../../db.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { TriggerFamily } from '../../engine/trigger-families.js'
 import { USER_SUMMARY } from '../../engine/read-model.js'
@@ -131,7 +132,8 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
   private async nameGramPage(page: ContactSearch, gram: string, params: ContactParams) {
     const limit = page.$limit ?? 10
     const skip = page.$skip ?? 0
-    const { rows } = await this.dbOf(params).raw(`SELECT c.*, t.total AS search_total
+    const db = this.dbOf(params)
+    const rows = await preparedRows<Record<string, any>>(db, { raw: db.raw(`SELECT c.*, t.total AS search_total
        FROM (SELECT coalesce(sum(entries), 0) AS total FROM contact_name_gram_counts WHERE organization_id = :organization AND gram = :gram) AS t
        LEFT JOIN LATERAL (
          SELECT contact_id, first_name, last_name FROM contact_name_grams
@@ -139,7 +141,7 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
          ORDER BY first_name, last_name, contact_id LIMIT :limit OFFSET :skip
        ) AS p ON true
        LEFT JOIN contacts AS c ON c.organization_id = :organization AND c.id = p.contact_id AND c.deleted_at IS NULL
-       ORDER BY p.first_name, p.last_name, p.contact_id`, { organization: page.organization_id!, gram, limit, skip })
+       ORDER BY p.first_name, p.last_name, p.contact_id`, { organization: page.organization_id!, gram, limit, skip }) })
     const total = Number(rows[0]?.search_total ?? 0)
     const data = rows.filter((row: Record<string, any>) => row.id != null)
     for (const row of data) delete row.search_total
