@@ -69,13 +69,15 @@ export interface Statement {
 
 export const customFieldsProperty = (by: CustomFieldAddressing) => `custom_fields_by_${by}`
 
-
 /**
  * Statements take `db`, the connection they will run on (a call's transaction, or the pool): the
  * catalogue is read there the first time, since inside a transaction on the embedded database it
  * is the only connection.
  */
 export class ReadModel {
+  /** The select list of each set of relations (a declared array), written once: it depends on nothing else. */
+  private projections = new Map<Relation[] | undefined, Promise<string>>()
+
   constructor(
     private readonly base: Knex,
     readonly declaration: ReadModelDeclaration
@@ -94,7 +96,19 @@ export class ReadModel {
    * The select list writing a record of the rows aliased `p` in its external shape: every
    * property of the schema that is a column, computed, custom fields or a relation asked for.
    */
-  async projection(db: Knex, shape: ReadShape = {}): Promise<string> {
+  projection(db: Knex, shape: ReadShape = {}): Promise<string> {
+    // A $select comes from the client: written for the call, never kept.
+    if (shape.select) return this.writeProjection(db, shape)
+    let projection = this.projections.get(shape.relations)
+    if (!projection) {
+      projection = this.writeProjection(db, shape)
+      projection.catch(() => this.projections.delete(shape.relations))
+      this.projections.set(shape.relations, projection)
+    }
+    return projection
+  }
+
+  private async writeProjection(db: Knex, shape: ReadShape): Promise<string> {
     const { schema, computed = {}, customFields, hidden = [] } = this.declaration
     const columns = new Map((await columnsOf(this.base, this.table, db)).map((column) => [column.name, column]))
     const kept = (name: string) => !hidden.includes(name) && (!shape.select || name === 'id' || shape.select.includes(name))
