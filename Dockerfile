@@ -7,6 +7,7 @@ COPY config ./config
 COPY migrations ./migrations
 COPY src ./src
 COPY scripts ./scripts
+COPY widget ./widget
 COPY tsconfig.json ./
 # Compiled once in the image (as `npm start` does before it starts): the container runs plain node.
 RUN node scripts/build.mjs --verbose

@@ -11,6 +11,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { widgetBuildOptions } from '../widget/build-options.mjs'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const outdir = path.join(root, 'dist')
@@ -82,6 +83,9 @@ const { outputFiles } = await build({
   write: false,
   logLevel: 'warning'
 })
+// The web-chat widget: one browser script bundled from widget/ (served as /public/webchat/widget.js).
+const widget = await build(widgetBuildOptions(root))
+outputFiles.push(...widget.outputFiles)
 const written = outputFiles.filter((output) => writeIfChanged(output.path, output.contents)).length
 const removed = removeStale(outdir, new Set(outputFiles.map((output) => output.path)))
 if (process.argv.includes('--verbose')) {

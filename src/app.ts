@@ -21,6 +21,7 @@ import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { publishInboxEvents, socketTransport } from './realtime.js'
 import { channelWebhooks } from './channels/index.js'
+import { webchatWidget } from './channels/webchat-widget.js'
 import { renderedFormatter, restRequests } from './engine/rendered-answer.js'
 
 /** GET /health: 200 while the database answers, 503 otherwise. */
@@ -76,6 +77,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(errorMiddleware(logger))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
+  app.use(webchatWidget(app))
   if (servesInvitationPage) {
     app.use(invitationPage(app.get('inviteLinkPath')))
     app.use(verificationPage(app.get('emailVerificationLinkPath')))

@@ -32,7 +32,9 @@ export const CONFIG_SCHEMAS: Record<AccountChannel, TObject> = {
   webchat: Type.Object({
     allowed_origins: Type.Optional(Type.Array(Origin, { maxItems: 50, uniqueItems: true, description: 'sites allowed to open sessions; empty: any' })),
     title: Type.Optional(Type.String({ maxLength: 200 })),
-    welcome_message: Type.Optional(Type.String({ maxLength: 2000 }))
+    welcome_message: Type.Optional(Type.String({ maxLength: 2000 })),
+    color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: "the widget's accent colour (launcher, header, the visitor's messages): #rrggbb" })),
+    position: Type.Optional(Type.Union([Type.Literal('bottom-right'), Type.Literal('bottom-left')], { description: 'the corner of the launcher; default bottom-right' }))
   }, { additionalProperties: false })
 }
 

@@ -11,9 +11,10 @@ import { conversationFor } from '../../channels/inbound.js'
 import type { ChannelAccountRecord } from '../../channels/providers/types.js'
 import { provesUser } from '../../channels/webchat-identity.js'
 import type { ConversationMessageService } from '../conversation-messages/conversation-messages.class.js'
-import type { WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData } from './public-webchat.schema.js'
+import { DEFAULT_COLOR } from './public-webchat.schema.js'
+import type { WebchatConfig, WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData } from './public-webchat.schema.js'
 
-export type { WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData }
+export type { WebchatConfig, WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData }
 
 type PublicParams<Q = any> = Params<Q> & { route?: Record<string, string>; headers?: Record<string, string | string[] | undefined> }
 
@@ -79,11 +80,8 @@ export class WebchatSessionService {
   constructor(private app: Application) {}
 
   async create(data: WebchatSessionData, params: PublicParams) {
-    const account = await loadAccount(this.app, { widget_token: params.route?.widgetToken ?? '', channel: 'webchat' })
-    if (!isLive(account)) throw new NotFound('No web chat here')
-    const origins: string[] = account.config.allowed_origins ?? []
-    const origin = headerOf(params, 'origin')
-    if (origins.length > 0 && (!origin || !origins.includes(origin))) throw new Forbidden('This site may not open the chat')
+    const account = await liveWidget(this.app, params)
+    if (!pageMayChat(this.app, account, params, { originRequired: true })) throw new Forbidden('This site may not open the chat')
     const userId = verifiedUserId(account, data)
     const token = newToken()
     const conversationId = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
@@ -96,6 +94,65 @@ export class WebchatSessionService {
       return conversation.id as number
     })
     return { visitor_token: token, conversation_id: conversationId, title: account.config.title ?? null, welcome_message: account.config.welcome_message ?? null }
+  }
+}
+
+/** The live web-chat account of the route's widget token, or a 404. */
+async function liveWidget(app: Application, params: PublicParams) {
+  const account = await loadAccount(app, { widget_token: params.route?.widgetToken ?? '', channel: 'webchat' })
+  if (!isLive(account)) throw new NotFound('No web chat here')
+  return account
+}
+
+/** Where a widget's demo page is: PUBLIC_URL + /public/webchat/<widget_token>/demo. */
+export const demoPageUrl = (publicUrl: string, widgetToken: string) => `${publicUrl.replace(/\/$/, '')}/public/webchat/${widgetToken}/demo`
+
+/**
+ * Whether the page behind a request may use the widget: any page when allowed_origins is empty,
+ * else a page of one of those origins. The service's own origin (PUBLIC_URL) is allowed too, but
+ * only for this widget's demo page: the request must come from that origin AND name the demo page
+ * as its Referer (the demo page sends it: Referrer-Policy same-origin). A browser sets both
+ * headers itself, so no other site's page can pass for the demo; other pages of the service's
+ * origin (the API docs' try-it-out) are refused like any other site. Like allowed_origins, this
+ * keeps pages in browsers out; it authenticates nobody.
+ * The config read (a GET) carries no Origin when the page is on the service's own origin, and
+ * says nothing secret: it is refused only for an Origin that may not chat (originRequired false).
+ */
+export function pageMayChat(app: Application, account: ChannelAccountRecord, params: PublicParams, { originRequired }: { originRequired: boolean }) {
+  const origins: string[] = account.config.allowed_origins ?? []
+  const origin = headerOf(params, 'origin')
+  if (origins.length === 0) return true
+  if (!origin) return !originRequired
+  if (origins.includes(origin)) return true
+  const demo = demoPageUrl(app.get('publicUrl'), account.widget_token!)
+  return origin === new URL(demo).origin && refererPage(headerOf(params, 'referer')) === demo
+}
+
+/** A Referer without its query and fragment, or undefined when it is not a URL. */
+function refererPage(referer: string | undefined) {
+  if (!referer || !URL.canParse(referer)) return undefined
+  const url = new URL(referer)
+  return `${url.origin}${url.pathname}`
+}
+
+/**
+ * GET /public/webchat/:widgetToken/config — what the widget shows before any session: its title,
+ * welcome message, colour and corner. Refused (403) to a page that may not open the chat, so
+ * that the widget does not show there at all.
+ */
+export class WebchatConfigService {
+  constructor(private app: Application) {}
+
+  async find(params: PublicParams): Promise<WebchatConfig> {
+    const account = await liveWidget(this.app, params)
+    if (!pageMayChat(this.app, account, params, { originRequired: false })) throw new Forbidden('This site may not open the chat')
+    const config = account.config
+    return {
+      title: config.title ?? null,
+      welcome_message: config.welcome_message ?? null,
+      color: config.color ?? DEFAULT_COLOR,
+      position: config.position ?? 'bottom-right'
+    }
   }
 }
 
@@ -121,7 +178,7 @@ export class WebchatMessageService {
     return session
   }
 
-  /** The visitor's thread, oldest first, without notes; created_at $gt for what is new. */
+  /** The visitor's thread, oldest first, without notes; created_at $gt or id $gt for what is new. */
   async find(params: PublicParams<WebchatMessageQuery>) {
     const session = await this.session(params)
     const db = this.app.get('knex')
@@ -132,6 +189,7 @@ export class WebchatMessageService {
       .whereNull('deleted_at')
       .modify((q) => {
         if (query.created_at?.$gt) q.where('created_at', '>', query.created_at.$gt)
+        if (query.id?.$gt) q.where('id', '>', query.id.$gt)
       })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .limit(query.$limit ?? 50)

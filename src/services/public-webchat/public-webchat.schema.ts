@@ -34,6 +34,22 @@ export const webchatSessionSchema = Type.Object(
   { $id: 'WebchatSession', additionalProperties: false }
 )
 
+/** The accent colour of a widget whose config names none. */
+export const DEFAULT_COLOR = '#1f5fbf'
+
+/** What the widget shows before a session: public settings only (never allowed_origins or secrets). */
+export const webchatConfigSchema = Type.Object(
+  {
+    title: Nullable(Type.String()),
+    welcome_message: Nullable(Type.String()),
+    color: Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: `the accent colour; ${DEFAULT_COLOR} when the account names none` }),
+    position: Type.Union([Type.Literal('bottom-right'), Type.Literal('bottom-left')])
+  },
+  { $id: 'WebchatConfig', additionalProperties: false }
+)
+export type WebchatConfig = Static<typeof webchatConfigSchema>
+export const webchatConfigQueryValidator = getValidator(Type.Object({}, { $id: 'WebchatConfigQuery', additionalProperties: false }), queryValidator)
+
 export const webchatMessageDataSchema = Type.Object(
   { content: Type.String({ minLength: 1, maxLength: 5000, pattern: '\\S' }) },
   { $id: 'WebchatMessageData', additionalProperties: false }
@@ -44,6 +60,7 @@ export const webchatMessageDataValidator = getValidator(webchatMessageDataSchema
 export const webchatMessageQuerySchema = Type.Object(
   {
     created_at: Type.Optional(Type.Object({ $gt: Timestamp }, { additionalProperties: false })),
+    id: Type.Optional(Type.Object({ $gt: RecordId }, { additionalProperties: false, description: 'only messages after this one (the widget catching up after a reconnect)' })),
     $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 50 }))
   },
   { $id: 'WebchatMessageQuery', additionalProperties: false }
