@@ -56,6 +56,34 @@ describe('web chat (the site widget)', () => {
     expect((await t.http().post(`/public/webchat/${open.widget_token}/sessions`).set('Origin', 'https://anywhere.example.test').send({})).status).toBe(201)
   })
 
+  it("when the widget reads its config, then it gets title, welcome message, colour and corner only (defaults filled in); a page of another origin is refused; an unknown token is a 404", async () => {
+    const config = (origin?: string, token = widget.widget_token) => {
+      const req = t.http().get(`/public/webchat/${token}/config`)
+      return origin ? req.set('Origin', origin) : req
+    }
+    const res = await config('https://shop.example.test')
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body).toEqual({ title: 'Chat with us', welcome_message: 'Hi! How can we help?', color: '#1f5fbf', position: 'bottom-right' })
+    // Without an Origin (a non-browser client, or a page of the service itself): the public settings are answered.
+    expect((await config()).status).toBe(200)
+    const refused = await config('https://evil.example.test')
+    expect(refused.status).toBe(403)
+    expect(refused.body).toMatchObject({ name: 'Forbidden', message: 'This site may not open the chat' })
+    expect((await config(undefined, 'x'.repeat(43))).status).toBe(404)
+    expect((await t.http().get(`/public/webchat/${widget.widget_token}/config`).query({ allowed_origins: 1 })).status).toBe(400)
+
+    const styled = await connectWebchat(t, acme, { color: '#0A7D39', position: 'bottom-left' })
+    expect((await config('https://anywhere.example.test', styled.widget_token)).body).toEqual({ title: 'Chat with us', welcome_message: null, color: '#0A7D39', position: 'bottom-left' })
+    for (const bad of [{ color: 'red' }, { color: '#12345' }, { position: 'top-left' }]) {
+      const res = await t.http().post('/channel-accounts').set(acme.key).send({ channel: 'webchat', name: 'w', config: bad })
+      expect(res.status, JSON.stringify(bad)).toBe(400)
+      expect(Object.keys(res.body.errors)).toEqual([`config.${Object.keys(bad)[0]}`])
+    }
+    const inactive = await connectWebchat(t, acme)
+    await t.http().patch(`/channel-accounts/${inactive.id}`).set(acme.key).send({ is_active: false }).expect(200)
+    expect((await config(undefined, inactive.widget_token)).status).toBe(404)
+  })
+
   it("when a visitor writes and the agent answers, then the visitor's thread shows both (the reply delivered at once), never the notes", async () => {
     const { visitor_token: token, conversation_id: conversationId } = await open({ name: 'Visitor' })
     const mine = await say(token, 'Do you ship to Spain?')
@@ -72,6 +100,9 @@ describe('web chat (the site widget)', () => {
     expect(seen.body.data.map((m: any) => [m.direction, m.content])).toEqual([['inbound', 'Do you ship to Spain?'], ['outbound', 'Yes, in 3 days']])
     const newer = await thread(token, { 'created_at[$gt]': mine.body.created_at })
     expect(newer.body.data.map((m: any) => m.content)).toEqual(['Yes, in 3 days'])
+    const afterMine = await thread(token, { 'id[$gt]': mine.body.id })
+    expect(afterMine.body.data.map((m: any) => m.content)).toEqual(['Yes, in 3 days'])
+    expect((await thread(token, { 'id[$gt]': 'x' })).status).toBe(400)
     expect((await thread(token, { $limit: 51 })).status).toBe(400)
   })
 
