@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
+import { NotFound } from '@feathersjs/errors'
 import type { Context, Next } from 'koa'
 import type { Application } from '../declarations.js'
 import { limitPerAddress } from '../rate-limit/per-address.js'
@@ -132,13 +133,9 @@ async function serveScript(ctx: Context) {
 async function serveDemo(app: Application, ctx: Context, widgetToken: string) {
   // Widget tokens are URL-safe: a token that needed decoding is no widget's.
   const account = /^[\w-]+$/.test(widgetToken) ? await loadAccount(app, { widget_token: widgetToken, channel: 'webchat' }) : undefined
+  if (!isLive(account)) throw new NotFound('No web chat here')
   ctx.set('Cache-Control', 'no-store')
   ctx.type = 'text/html; charset=utf-8'
-  if (!isLive(account)) {
-    ctx.status = 404
-    ctx.body = '<!doctype html><html lang="en"><meta charset="utf-8"><title>Not found</title><p>No active web chat widget has this token.</p></html>'
-    return
-  }
   const publicUrl = app.get('publicUrl').replace(/\/$/, '')
   ctx.set('Content-Security-Policy', DEMO_POLICY)
   ctx.set('Referrer-Policy', 'same-origin')

@@ -302,7 +302,9 @@ describe.skipIf(missing)(`the web chat widget in a browser${missing ? ` (skipped
     expect(res.status).toBe(200)
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
     expect(res.headers['content-security-policy']).toContain("script-src 'self'")
-    expect((await t.http().get(`/public/webchat/${'x'.repeat(43)}/demo`)).status).toBe(404)
+    const unknown = await t.http().get(`/public/webchat/${'x'.repeat(43)}/demo`)
+    expect(unknown.status).toBe(404)
+    expect(unknown.body).toMatchObject({ name: 'NotFound', message: 'No web chat here' })
 
     const context = await browser.newContext()
     const { page, console: lines } = await visit(context, `${api}/public/webchat/${widget.widget_token}/demo`)

@@ -26,7 +26,10 @@ const PATHS = {
     get: operation('The chat widget script: add it to a page with data-widget-token', {
       description: 'A self-contained script (no other loads, no eval): <script src="<PUBLIC_URL>/public/webchat/widget.js" data-widget-token="<widget_token>" async></script>. ' +
         'Served gzip-compressed to clients that accept it, with an ETag and a short public cache lifetime.',
-      responses: { 200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' } } } }, 304: { description: 'Not modified (If-None-Match)' } }
+      responses: {
+        200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' }, example: '"use strict";(()=>{ /* the widget */ })();' } } },
+        304: { description: 'Not modified (If-None-Match)' }
+      }
     })
   },
   '/public/webchat/{widgetToken}/config': {
@@ -43,7 +46,10 @@ const PATHS = {
     get: operation("A plain page with the widget on it, to try it before installing it on a site", {
       description: "The page is on the service's own origin (PUBLIC_URL), which may open this widget's chat from this page only.",
       parameters: [widgetToken],
-      responses: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } }, 404: { description: 'No active widget with this token' }, ...tooMany }
+      responses: {
+        200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html><html lang="en">…<script src="../widget.js" data-widget-token="…" async></script></html>' } } },
+        404: { description: 'No active widget with this token' }, ...tooMany
+      }
     })
   },
   '/public/webchat/{widgetToken}/sessions': {
