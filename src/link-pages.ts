@@ -7,7 +7,8 @@ import type { Context, Next } from 'koa'
  * Plain HTML and JS, labelled fields, results announced to screen readers.
  */
 
-const escapeHtml = (text: string) =>
+/** Text for an HTML page's text or a quoted attribute value. */
+export const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 const PAGE = `<!doctype html>

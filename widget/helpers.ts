@@ -9,6 +9,9 @@ export function socketUrl(base: string) {
   return `${base.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`
 }
 
+/** The WebSocket's origin (what a site's connect-src must name besides the API's https origin). */
+export const socketOrigin = (base: string) => new URL(socketUrl(base)).origin
+
 /** Where the visitor token of a widget is kept in the site's localStorage: one per widget token. */
 export const storageKey = (widgetToken: string) => `crm-webchat:${widgetToken}`
 

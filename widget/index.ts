@@ -5,13 +5,15 @@
 // a strict Content-Security-Policy that allows that origin for script-src and connect-src.
 import { Api, ApiError } from './api'
 import type { WidgetConfig } from './api'
-import { apiBase, safeUrl, socketUrl, storageKey, textColorOn } from './helpers'
+import { apiBase, safeUrl, socketOrigin, socketUrl, storageKey, textColorOn } from './helpers'
 import { Live } from './live'
 import { STYLES } from './styles'
 import { Thread } from './thread'
 import type { ChatMessage } from './thread'
 
 const SAYS = 'CRM web chat:'
+/** How often the thread is read when the page's policy refuses the socket. */
+const POLL_MS = 3_000
 const EVENT = 'conversation-messages-webchat'
 
 type Child = Node | string | null | undefined | false
@@ -63,6 +65,7 @@ class Widget {
   private thread = new Thread()
   private readonly nodes = new Map<number, HTMLElement>()
   private live?: Live
+  private polling?: ReturnType<typeof setInterval>
   private unread = 0
   private sending = false
 
@@ -176,6 +179,7 @@ class Widget {
     if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 403)) return false
     this.live?.stop()
     this.live = undefined
+    clearInterval(this.polling)
     this.visitorToken = null
     this.store.set(null)
     this.thread = new Thread()
@@ -196,6 +200,11 @@ class Widget {
         // hiccup): the REST API tells which, and a live session gets its socket back a little later.
         this.live = undefined
         this.catchUp(token).then((open) => open && setTimeout(() => this.startLive(token), 5_000))
+      },
+      blocked: () => {
+        // The site's CSP keeps the socket out: the thread is read every few seconds instead.
+        console.warn(`${SAYS} this page's Content-Security-Policy does not allow ${socketOrigin(this.base)} in connect-src; replies arrive every few seconds instead of live.`)
+        this.polling = setInterval(() => void this.catchUp(token), POLL_MS)
       }
     })
     this.live.start()

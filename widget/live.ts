@@ -6,6 +6,8 @@ export interface LiveHandlers {
   event: (name: string, data: any) => void
   /** The server refused the token (unknown, or the chat closed): no more attempts. */
   refused: (message: string) => void
+  /** The page's Content-Security-Policy does not allow the WebSocket: no more attempts. */
+  blocked: () => void
 }
 
 /**
@@ -25,6 +27,7 @@ export class Live {
 
   constructor(private readonly url: string, private readonly visitorToken: string, private readonly on: LiveHandlers) {
     addEventListener('online', this.reconnectNow)
+    document.addEventListener('securitypolicyviolation', this.refusedByPolicy)
   }
 
   start() {
@@ -34,10 +37,19 @@ export class Live {
   stop() {
     this.stopped = true
     removeEventListener('online', this.reconnectNow)
+    document.removeEventListener('securitypolicyviolation', this.refusedByPolicy)
     clearTimeout(this.retryTimer)
     clearTimeout(this.heartbeat)
     this.socket?.close()
     this.socket = undefined
+  }
+
+  /** A page whose connect-src leaves the WebSocket's origin out refuses every attempt alike: stop at the first. */
+  private readonly refusedByPolicy = (event: SecurityPolicyViolationEvent) => {
+    if (this.stopped || !event.effectiveDirective.startsWith('connect-src')) return
+    if (!event.blockedURI.startsWith(new URL(this.url).origin)) return
+    this.stop()
+    this.on.blocked()
   }
 
   private readonly reconnectNow = () => {

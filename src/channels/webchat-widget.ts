@@ -6,6 +6,7 @@ import zlib from 'node:zlib'
 import { NotFound } from '@feathersjs/errors'
 import type { Context, Next } from 'koa'
 import type { Application } from '../declarations.js'
+import { escapeHtml } from '../link-pages.js'
 import { limitPerAddress } from '../rate-limit/per-address.js'
 import { isLive, loadAccount } from './accounts.js'
 
@@ -49,9 +50,6 @@ export const widgetScript = () => {
   })
   return script
 }
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 const DEMO_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}' +
   'pre{background:#f4f5f7;padding:1rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}'

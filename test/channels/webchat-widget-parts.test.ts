@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Thread } from '../../widget/thread.js'
 import type { ChatMessage } from '../../widget/thread.js'
-import { apiBase, retryDelay, safeUrl, socketUrl, storageKey, textColorOn } from '../../widget/helpers.js'
+import { apiBase, retryDelay, safeUrl, socketOrigin, socketUrl, storageKey, textColorOn } from '../../widget/helpers.js'
 
 const message = (id: number, created_at: string, content = `m${id}`): ChatMessage =>
   ({ id, conversation_id: 1, direction: 'outbound', sender_type: 'user', content, content_type: 'text', files: [], created_at })
@@ -30,6 +30,7 @@ describe('web chat widget parts', () => {
     expect(apiBase('https://example.com/crm/public/webchat/widget.js?v=2')).toBe('https://example.com/crm')
     expect(socketUrl('https://example.com/crm')).toBe('wss://example.com/crm/socket.io/?EIO=4&transport=websocket')
     expect(socketUrl('http://127.0.0.1:3030')).toBe('ws://127.0.0.1:3030/socket.io/?EIO=4&transport=websocket')
+    expect(socketOrigin('https://example.com/crm')).toBe('wss://example.com')
     expect(storageKey('abc')).toBe('crm-webchat:abc')
   })
 

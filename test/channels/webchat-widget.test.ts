@@ -51,9 +51,11 @@ describe.skipIf(missing)(`the web chat widget in a browser${missing ? ` (skipped
       const token = url.searchParams.get('widget') ?? ''
       // The API's origin for scripts, images and connections (its WebSocket origin named as well:
       // CSP does not extend http: sources to ws:), and nothing else: no inline script or style.
+      // ?socket=refused: a policy that names the API's https origin only, without its WebSocket's.
+      const connect = url.searchParams.get('socket') === 'refused' ? api : `${api} ${api.replace('http', 'ws')}`
       res.writeHead(200, {
         'Content-Type': 'text/html; charset=utf-8',
-        'Content-Security-Policy': `default-src 'none'; script-src ${api}; connect-src ${api} ${api.replace('http', 'ws')}; img-src ${api}; style-src 'self'`
+        'Content-Security-Policy': `default-src 'none'; script-src ${api}; connect-src ${connect}; img-src ${api}; style-src 'self'`
       })
       res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop ${url.pathname}</title>
 <link rel="stylesheet" href="/site.css"></head>
@@ -326,6 +328,22 @@ describe.skipIf(missing)(`the web chat widget in a browser${missing ? ` (skipped
     const otherWidget = await connectWebchat(t, acme, { allowed_origins: [shop] })
     expect((await session({ Origin: api, Referer: `${api}/public/webchat/${otherWidget.widget_token}/demo` })).status).toBe(403)
     expect((await session({ Origin: stranger, Referer: demo })).status).toBe(403)
+  })
+
+  it("when the site's policy names the API's origin for connections but not its WebSocket's, then the widget says so once and still shows the team's replies, read every few seconds", async () => {
+    const context = await browser.newContext()
+    const { page, console: lines } = await visit(context, `${shopPage()}&socket=refused`)
+    await launcher(page).click()
+    await write(page, 'Is the socket allowed here?')
+    await expect.poll(() => shown(page)).toEqual(['Is the socket allowed here?'])
+    await expect.poll(() => lines.filter((line) => line.includes('CRM web chat'))).toEqual([
+      `warning: CRM web chat: this page's Content-Security-Policy does not allow ${api.replace('http', 'ws')} in connect-src; replies arrive every few seconds instead of live.`
+    ])
+    await reply(await conversationOf(page), { content: 'Polled, not pushed' })
+    await expect.poll(() => shown(page), { timeout: 5_000 }).toEqual(['Is the socket allowed here?', 'Polled, not pushed'])
+    // The browser refused one attempt; the widget made no other.
+    expect(cspReports(lines).length).toBe(1)
+    await context.close()
   })
 
   it('when the script is fetched, then it is JavaScript with caching headers, under 25 KB gzipped, and revalidates with 304', async () => {
