@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http'
 import { AuthenticationBaseStrategy, AuthenticationService, JWTStrategy } from '@feathersjs/authentication'
 import type { AuthenticationRequest, AuthenticationResult } from '@feathersjs/authentication'
 import { LocalStrategy } from '@feathersjs/authentication-local'
-import { BadRequest, NotAuthenticated } from '@feathersjs/errors'
+import { NotAuthenticated } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import type { Application, Caller, Role } from './declarations.js'
@@ -169,7 +169,7 @@ class AccountAuthenticationService extends AuthenticationService {
 
   async create(data: AuthenticationRequest, params: Params = {}) {
     if (data?.strategy !== 'api-key') return super.create(data, params)
-    if (!params.connection) throw new BadRequest('An API key is not exchanged for a token: send it with every request in the x-api-key header')
+    if (!params.connection) throw new NotAuthenticated('An API key is not exchanged for a token: send it with every request in the x-api-key header')
     return this.authenticate(data, params, 'api-key')
   }
 
