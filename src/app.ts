@@ -47,6 +47,12 @@ const closeConnectionsWhileDraining = (app: Application) => async (ctx: Context,
   if (app.get('draining')) ctx.set('Connection', 'close')
 }
 
+/** The client's address (behind a trusted proxy, from X-Forwarded-For) goes to params.clientAddress: the login throttle counts by it. */
+const clientAddressInParams = (ctx: Context, next: Next) => {
+  ctx.feathers = { ...ctx.feathers, clientAddress: ctx.ip } as typeof ctx.feathers
+  return next()
+}
+
 /** The JSON text as sent (koa-body's rawBody) goes to params.rawBody: checkAmounts reads numbers as written. */
 const rawBodyInParams = (ctx: Context, next: Next) => {
   const raw = (ctx.request as { rawBody?: unknown }).rawBody
@@ -54,7 +60,7 @@ const rawBodyInParams = (ctx: Context, next: Next) => {
   return next()
 }
 
-/** Builds the application: configuration, Koa middleware, transports (REST, and Socket.io for events), services, app hooks. */
+/** Builds the application: configuration, Koa middleware, transports (REST and Socket.io), services, app hooks. */
 export async function createApp(overrides: Partial<Configuration> = {}): Promise<Application> {
   const app: Application = koa(feathers())
   app.configure(configuration(configurationValidator))
@@ -94,9 +100,9 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     } as any)
   )
   app.use(rawBodyInParams)
+  app.use(clientAddressInParams)
   app.use(restRequests)
   app.use(getBodyQuery())
-  app.use(rejectNulCharacters())
   openApi(app)
   app.use(idempotency(app))
   app.use(mcpEndpoint(app))
@@ -112,7 +118,9 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(publishInboxEvents)
 
   app.hooks({ around: { all: [retryReadOnConnectionLoss] } })
-  app.hooks({ before: { all: [oneObjectPerWrite] }, error: { all: [shapeServiceErrors] } })
+  // The rules every external call meets, whatever its transport (REST, Socket.io, MCP); Koa keeps
+  // only what is HTTP (body parsing, GET-body queries, Idempotency-Key, signatures, multipart, CORS).
+  app.hooks({ before: { all: [rejectNulCharacters, oneObjectPerWrite] }, error: { all: [shapeServiceErrors] } })
   app.hooks({
     teardown: [
       async (context: any, next: Next) => {

@@ -155,10 +155,31 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
 export const tokenIssuedAtMs = (payload: { iat?: number; iat_ms?: unknown }) =>
   typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat ?? 0) * 1000
 
-/** Issues the JWTs: the standard payload plus `iat_ms`, the issue instant in milliseconds. */
+/**
+ * Issues the JWTs: the standard payload plus `iat_ms`, the issue instant in milliseconds. An API
+ * key signs a socket in as itself (`create` with {strategy: 'api-key', apiKey}): no JWT is issued
+ * for it, since a token would open every organization of the key's user; the socket presents the
+ * key again with each call (socketSessions, src/realtime.ts). Over REST the key goes with every
+ * request (x-api-key), so there is no session to open.
+ */
 class AccountAuthenticationService extends AuthenticationService {
   async getPayload(authResult: AuthenticationResult, params: Params) {
     return { ...(await super.getPayload(authResult, params)), iat_ms: Date.now() }
+  }
+
+  async create(data: AuthenticationRequest, params: Params = {}) {
+    if (data?.strategy !== 'api-key') return super.create(data, params)
+    if (!params.connection) throw new NotAuthenticated('An API key is not exchanged for a token: send it with every request in the x-api-key header')
+    return this.authenticate(data, params, 'api-key')
+  }
+
+  /** Logout: a socket signed in with an API key ends its session as a JWT one does. */
+  async remove(id: string | null, params: Params = {}) {
+    const { authentication } = params
+    if (!authentication) throw new NotAuthenticated('Not authenticated')
+    if (authentication.strategy !== 'api-key') return super.remove(id, params)
+    if (id !== null) throw new NotAuthenticated('Invalid access token')
+    return this.authenticate(authentication, params, 'api-key')
   }
 }
 
@@ -228,8 +249,8 @@ export const authentication = (app: Application) => {
   auth.register('local', new CaseInsensitiveLocalStrategy())
   const apiKeys = new ApiKeyStrategy()
   auth.register('api-key', apiKeys)
-  app.use('authentication', auth, { koa: { before: [throttleFailedLogins(app)] } })
-  app.service('authentication').hooks({ before: { create: [noFilters, loginByBodyOnly] } })
+  app.use('authentication', auth)
+  app.service('authentication').hooks({ around: { create: [throttleFailedLogins] }, before: { create: [noFilters, loginByBodyOnly] } })
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {

@@ -14,14 +14,18 @@ export interface JwtPayload {
   exp?: number
 }
 
-/** What a socket proved in its handshake, kept to check it again while the socket stays open. */
+/** What a socket proved (in its handshake or its login), kept to check it again while the socket stays open. */
 export type SocketCredential =
   | { kind: 'api-key'; organization_id: number; id: number }
   | { kind: 'jwt'; userId: number; payload: JwtPayload }
   | { kind: 'visitor'; organization_id: number; id: number }
 
-/** A Feathers connection (socket.feathers) as realtime.ts fills it in the handshake. */
+/** A Feathers connection (socket.feathers) as realtime.ts fills it in the handshake or at login. */
 export interface Connection {
+  /** The credentials presented again with every call of the socket (Feathers' authenticate hook reads them). */
+  authentication?: { strategy: string; accessToken?: string; apiKey?: string }
+  /** The client's address, for the login throttle. */
+  clientAddress?: string
   credential?: SocketCredential
   /** Staff (API key or JWT): who is calling, and the organizations whose channels it joined. */
   caller?: Caller

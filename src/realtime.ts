@@ -1,8 +1,10 @@
 import { Forbidden, MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
+import feathersCore from '@feathersjs/feathers'
+import type { AuthenticationResult } from '@feathersjs/authentication'
 import socketio from '@feathersjs/socketio'
 import { createRequire } from 'node:module'
 import { pubSubConnections } from './redis-pubsub.js'
-import type { Application, Caller, HookContext } from './declarations.js'
+import type { Application, Caller, HookContext, NextFunction } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
 import { chatClosed, visitorSession, visitorView } from './services/public-webchat/public-webchat.class.js'
 import { SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
@@ -28,13 +30,26 @@ function authenticationRequestOf(auth: Record<string, unknown> | undefined) {
   return undefined
 }
 
+/** Whether the handshake brings credentials at all (of whatever type): a wrong one is refused, none connects anonymously. */
+const presentsCredentials = (auth: Record<string, unknown> | undefined) => auth?.apiKey !== undefined || auth?.accessToken !== undefined
+
+/** The client's address as REST would see it (ctx.ip): behind a trusted proxy, the first X-Forwarded-For entry. */
+function clientAddressOf(app: Application, handshake: { address: string; headers: Record<string, string | string[] | undefined> }) {
+  const forwarded = handshake.headers['x-forwarded-for']
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim()
+  return app.get('trustProxy') && first ? first : handshake.address
+}
+
 /**
- * Socket.io next to REST, for events only: a connection authenticates once in its handshake
- * (API key or JWT, like a REST call), joins the channel of each organization it may act in,
- * and receives the inbox's events of those organizations and nothing else (publishInboxEvents).
- * Its credentials are checked again while it stays open (SocketCredentials). Service calls go
- * through REST, where the request pipeline (NUL refusal, login throttle, limits) applies.
- * Configured before the services, so that they get the channel mixin.
+ * Socket.io next to REST, with the same services, hooks and answers: a call over a socket goes
+ * through the one hook pipeline REST calls go through (authentication, NUL refusal, rate limit,
+ * tenant scope, validation), and its errors are the spec's error objects. A socket signs in either
+ * in its handshake (auth: {apiKey} or {accessToken}) or afterwards the Feathers way (`create` on
+ * authentication, see socketSessions); it then joins the channel of each organization it may act
+ * in and receives the events published there. Its credentials are presented again with every call
+ * (connection.authentication, checked by the authentication hook), so a revoked one is refused on
+ * the next call; the channels follow within SocketCredentials' sweep. Configured before the
+ * services, so that they get the channel mixin.
  */
 export const socketTransport = (app: Application) => {
   const credentials = new SocketCredentials(app)
@@ -42,6 +57,7 @@ export const socketTransport = (app: Application) => {
     socketio({ cors: { origin: '*' } }, (io) => {
       io.use(async (socket, next) => {
         const connection = (socket as any).feathers as Connection
+        connection.clientAddress = clientAddressOf(app, socket.handshake)
         const visitorToken = socket.handshake.auth?.visitorToken
         if (typeof visitorToken === 'string') {
           const session = await visitorSession(app.get('knex'), visitorToken).catch(() => undefined)
@@ -52,9 +68,10 @@ export const socketTransport = (app: Application) => {
           return next()
         }
         const presented = authenticationRequestOf(socket.handshake.auth)
-        if (!presented) return next(new NotAuthenticated('Invalid API key'))
+        if (!presented) return presentsCredentials(socket.handshake.auth) ? next(new NotAuthenticated('Invalid API key')) : next()
         try {
           const result = await app.service('authentication').authenticate(presented, {}, 'jwt', 'api-key')
+          connection.authentication = presented
           connection.caller = result.caller
           connection.credential = credentialOf(result.caller, result.authentication.payload)
           next()
@@ -64,16 +81,20 @@ export const socketTransport = (app: Application) => {
       })
     })
   )
+  const joinChannels = (connection: Connection) => {
+    if (!connection.caller) return
+    for (const organizationId of accessibleOrganizations(connection.caller)) app.channel(organizationChannel(organizationId)).join(connection)
+  }
   app.on('connection', (connection: Connection) => {
     credentials.track(connection)
-    const { visitor, caller } = connection
+    const { visitor } = connection
     if (visitor) app.channel(visitorChannel(visitor.organization_id, visitor.conversation_id)).join(connection)
-    if (!caller) return
-    for (const organizationId of accessibleOrganizations(caller)) app.channel(organizationChannel(organizationId)).join(connection)
+    joinChannels(connection)
   })
   app.on('disconnect', (connection: Connection) => credentials.forget(connection))
   credentials.start()
-  app.hooks({ before: { all: [refuseSocketCalls] } })
+  app.hooks({ before: { all: [refuseSocketCallsToHttpRoutes] } })
+  app.hooks({ around: { create: [socketSessions(app, credentials, joinChannels)], remove: [socketSessions(app, credentials, joinChannels)] } })
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {
@@ -82,6 +103,45 @@ export const socketTransport = (app: Application) => {
       }
     ]
   })
+}
+
+/**
+ * App-level around hook, for the authentication service's create and remove on a socket
+ * (params.connection), after Feathers' own connection handling: a login (any strategy) makes the
+ * connection that session's. It leaves the channels of any earlier session, presents the new
+ * credentials with each later call (a JWT as Feathers keeps it; an API key kept here, since no
+ * token is issued for it), joins the channels of the organizations the caller may act in, and is
+ * checked by SocketCredentials from then on. A logout of the connection's own session (Feathers
+ * has then dropped its credentials, so the next call is a 401) leaves every channel.
+ */
+const socketSessions = (app: Application, credentials: SocketCredentials, joinChannels: (connection: Connection) => void) =>
+  async (context: HookContext, next: NextFunction) => {
+    await next()
+    const connection = context.params.connection as Connection | undefined
+    if (context.path !== 'authentication' || !connection || connection.visitor) return
+    if (context.method === 'remove') {
+      if (!connection.authentication) leaveSession(app, credentials, connection)
+      return
+    }
+    const result = context.result as AuthenticationResult
+    const session: AuthenticationResult = result.caller
+      ? result
+      : await app.service('authentication').authenticate({ strategy: 'jwt', accessToken: result.accessToken }, {}, 'jwt')
+    leaveSession(app, credentials, connection)
+    connection.authentication = result.accessToken
+      ? { strategy: 'jwt', accessToken: result.accessToken }
+      : { strategy: 'api-key', apiKey: (context.data as { apiKey: string }).apiKey }
+    connection.caller = session.caller
+    connection.credential = credentialOf(session.caller, session.authentication?.payload)
+    credentials.track(connection)
+    joinChannels(connection)
+  }
+
+function leaveSession(app: Application, credentials: SocketCredentials, connection: Connection) {
+  for (const channel of app.channels) app.channel(channel).leave(connection)
+  credentials.forget(connection)
+  delete connection.caller
+  delete connection.credential
 }
 
 /** What an authenticated socket is checked against again: its API key, or its JWT's account and issue time. */
@@ -175,8 +235,9 @@ export const syncEventsAcrossInstances = (app: Application) => {
   })
 }
 
-const refuseSocketCalls = async (context: HookContext) => {
-  if (context.params.provider === 'socketio') {
-    throw new MethodNotAllowed('Socket connections receive events only: call the REST API')
+/** Services whose calls are HTTP by nature (the public booking and web-chat routes, declared restOnly) refuse socket calls. */
+const refuseSocketCallsToHttpRoutes = async (context: HookContext) => {
+  if (context.params.provider === 'socketio' && (feathersCore.getServiceOptions(context.self) as { restOnly?: boolean } | undefined)?.restOnly) {
+    throw new MethodNotAllowed(`${context.path} is an HTTP route: call it over REST`)
   }
 }

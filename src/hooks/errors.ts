@@ -255,10 +255,25 @@ export function shapeError(error: any): FeathersError {
   return serverError(error)
 }
 
-/** App-level error hook: every service error leaves in the spec's shape. */
+/**
+ * App-level error hook: every service error leaves in the spec's shape. Over Socket.io the error
+ * object is the answer itself: it serialises to the body REST sends (errorBody), and a server
+ * error is logged here, once per call, as errorMiddleware logs it for REST.
+ */
 export const shapeServiceErrors = async (context: HookContext) => {
-  context.error = shapeError(context.error)
+  const error = shapeError(context.error)
+  if (context.params.provider === 'socketio') {
+    const body = errorBody(error)
+    Object.defineProperty(error, 'toJSON', { value: () => body, configurable: true })
+    if (error.code >= 500 && !loggedForSocket.has(error)) {
+      loggedForSocket.add(error)
+      context.app.get('logger')?.error({ err: originalErrorOf(error), path: context.path, method: context.method }, 'socket call failed')
+    }
+  }
+  context.error = error
 }
+
+const loggedForSocket = new WeakSet<object>()
 
 /** The spec's error body of an error: {name, message, code, className, errors?, data?}. */
 export const errorBody = (error: FeathersError) => {

@@ -1,5 +1,5 @@
 import { BadRequest } from '@feathersjs/errors'
-import type { Context, Next } from 'koa'
+import type { HookContext } from '../declarations.js'
 
 const NUL = '\u0000'
 const MESSAGE = 'must not contain a NUL character'
@@ -31,17 +31,15 @@ export function nulPaths(value: unknown, path: string, found: string[] = [], dep
 }
 
 /**
- * Koa middleware, after the body parser and the GET-body query merge: a NUL character anywhere
- * in the body or the query (values or keys) is a 400 naming the field, e.g.
- * errors['custom_fields_by_name.Score'] or errors['query.name'].
+ * App-level before hook, ahead of every service's own hooks, for every external call whatever its
+ * transport (REST, Socket.io, MCP): a NUL character anywhere in the data or the query (values or
+ * keys) is a 400 naming the field, e.g. errors['custom_fields_by_name.Score'] or
+ * errors['query.name']. A REST GET body's filters are already in the query (getBodyQuery).
  */
-export const rejectNulCharacters = () => (ctx: Context, next: Next) => {
-  const paths = [
-    ...nulPaths((ctx.request as any).body, ''),
-    ...nulPaths(ctx.feathers?.query, 'query')
-  ]
+export const rejectNulCharacters = async (context: HookContext) => {
+  if (!context.params.provider) return
+  const paths = [...nulPaths(context.data, ''), ...nulPaths(context.params.query, 'query')]
   if (paths.length) {
     throw new BadRequest('Validation failed', { errors: Object.fromEntries(paths.map((path) => [path, MESSAGE])) })
   }
-  return next()
 }

@@ -1,7 +1,5 @@
 import crypto from 'node:crypto'
-import type { Next } from 'koa'
-import type { FeathersKoaContext } from '@feathersjs/koa'
-import type { Application } from '../declarations.js'
+import type { HookContext, NextFunction } from '../declarations.js'
 import { rateLimitExceeded } from './rate-limiter.js'
 import type { RateLimitPolicy } from './rate-limiter.js'
 
@@ -17,23 +15,25 @@ const emailKey = (email: string) =>
 const addressKey = (address: string) => `login:ip:${address}`
 
 /**
- * Koa middleware in front of POST /authentication (local strategy): every attempt takes one
- * unit of its e-mail's budget and of its client address's budget before the password is
- * checked, so concurrent guesses cannot slip past the limit. A successful login gives the unit
- * back (and clears the e-mail's failures); a failed one keeps it. With a budget spent, the
- * attempt gets the spec's 429 without reaching the password check.
+ * Around hook of the login (`create` on authentication, local strategy), over REST and Socket.io
+ * alike: every attempt takes one unit of its e-mail's budget and of its client address's budget
+ * (params.clientAddress) before the password is checked, so concurrent guesses cannot slip past
+ * the limit. A successful login gives the unit back (and clears the e-mail's failures); a failed
+ * one keeps it. With a budget spent, the attempt gets the spec's 429 without reaching the
+ * password check.
  */
-export const throttleFailedLogins = (app: Application) => async (ctx: FeathersKoaContext<Application>, next: Next) => {
+export const throttleFailedLogins = async (context: HookContext, next: NextFunction) => {
+  const { app, params } = context
   const limiter = app.get('rateLimiter')
-  const body = ctx.request.body as Record<string, unknown> | undefined
+  const data = context.data as Record<string, unknown> | undefined
   const usernameField = app.get('authentication')?.local?.usernameField ?? 'email'
-  const email = body?.[usernameField]
-  if (!limiter || ctx.method !== 'POST' || body?.strategy !== 'local' || typeof email !== 'string') return next()
+  const email = data?.[usernameField]
+  if (!limiter || !params.provider || data?.strategy !== 'local' || typeof email !== 'string') return next()
 
   const windowS = app.get('loginRateLimitWindowS')
   const attempts: Attempt[] = [
     { key: emailKey(email), policy: { points: app.get('loginRateLimitPoints'), windowS }, member: limiter.newMember() },
-    { key: addressKey(ctx.ip), policy: { points: app.get('loginRateLimitIpPoints'), windowS }, member: limiter.newMember() }
+    { key: addressKey(params.clientAddress ?? 'unknown'), policy: { points: app.get('loginRateLimitIpPoints'), windowS }, member: limiter.newMember() }
   ]
   const decisions = await Promise.all(attempts.map((a) => limiter.consume(a.key, a.policy, a.member)))
   const refusedAt = decisions.findIndex((d) => !d.allowed)
@@ -52,4 +52,11 @@ export const throttleFailedLogins = (app: Application) => async (ctx: FeathersKo
   }
   await giveBack()
   await limiter.reset(attempts[0].key)
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** The client's address: the REST request's (ctx.ip) or the socket's handshake's, behind a trusted proxy its X-Forwarded-For. */
+    clientAddress?: string
+  }
 }

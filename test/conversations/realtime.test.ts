@@ -125,16 +125,21 @@ describe('realtime events over Socket.io', () => {
     }
   })
 
-  it('when a socket brings no credentials or a wrong key, then the connection is refused', async () => {
-    await expect(listen({})).rejects.toMatchObject({ message: 'Invalid API key' })
+  it('when a socket brings a wrong key, then the connection is refused; without credentials it connects, hears nothing and its calls are a 401', async () => {
     await expect(listen({ apiKey: 'crm_nope_nope' })).rejects.toMatchObject({ message: 'Invalid API key' })
+    const anonymous = await listen({})
+    const answer: any = await new Promise((resolve) => anonymous.socket.emit('find', 'conversations', {}, (error: any, data: any) => resolve({ error, data })))
+    expect(answer.error).toMatchObject({ name: 'NotAuthenticated', code: 401 })
+    await createContact(t, acme).then((contact) => t.http().post('/conversations').set(acme.key).send({ channel: 'sms', contact_id: contact.id }).expect(201))
+    await settle()
+    expect(anonymous.received).toEqual([])
   })
 
-  it('when a connected socket calls a service, then it is refused: sockets receive events, calls go through REST', async () => {
+  it('when a connected socket calls a service, then it gets the answer REST gives', async () => {
     const { socket } = await listen({ apiKey: acme.apiKey })
-    const answer: any = await new Promise((resolve) => socket.emit('find', 'conversations', {}, (error: any, data: any) => resolve({ error, data })))
-    expect(answer.error).toMatchObject({ name: 'MethodNotAllowed' })
-    const login: any = await new Promise((resolve) => socket.emit('create', 'authentication', { strategy: 'local', email: acme.user.email, password: acme.password }, (error: any, data: any) => resolve({ error, data })))
-    expect(login.error).toMatchObject({ name: 'MethodNotAllowed' })
+    const answer: any = await new Promise((resolve) => socket.emit('find', 'conversations', { $limit: 5, $sort: { id: 1 } }, (error: any, data: any) => resolve({ error, data })))
+    expect(answer.error).toBeNull()
+    const viaRest = await t.http().get('/conversations').query({ $limit: 5, $sort: { id: 1 } }).set(acme.key)
+    expect(answer.data).toEqual(viaRest.body)
   })
 })

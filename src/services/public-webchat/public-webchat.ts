@@ -94,12 +94,13 @@ const PATHS = {
 
 /** The site widget's public API: no credentials but the widget and visitor tokens, rate limited per address. */
 export const publicWebchat = (app: Application) => {
+  // HTTP routes by nature (limited per client address by Koa middleware): refused over Socket.io (restOnly).
   const koa = { before: [limitPerAddress(app)] }
   app.use(webchatSessionPath, new WebchatSessionService(app), {
-    methods: ['create'], events: [], koa, secretFields: ['visitor_token'], docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
+    methods: ['create'], events: [], koa, restOnly: true, secretFields: ['visitor_token'], docs: { description: 'The web-chat widget', schemas: {}, paths: PATHS }
   } as any)
-  app.use(webchatMessagePath, new WebchatMessageService(app), { methods: ['find', 'create'], events: [], koa } as any)
-  app.use(webchatConfigPath, new WebchatConfigService(app), { methods: ['find'], events: [], koa } as any)
+  app.use(webchatMessagePath, new WebchatMessageService(app), { methods: ['find', 'create'], events: [], koa, restOnly: true } as any)
+  app.use(webchatConfigPath, new WebchatConfigService(app), { methods: ['find'], events: [], koa, restOnly: true } as any)
   app.service(webchatConfigPath).hooks({ before: { find: [schemaHooks.validateQuery(webchatConfigQueryValidator)] } })
   app.service(webchatSessionPath).hooks({ before: { create: [schemaHooks.validateData(webchatSessionDataValidator)] } })
   app.service(webchatMessagePath).hooks({
