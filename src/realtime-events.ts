@@ -53,6 +53,9 @@ function audienceOf(app: Application, path: string): Audience {
   return { roles: options?.readRoles, refusesApiKeys: refuses === true || (Array.isArray(refuses) && refuses.includes('find')) }
 }
 
+/** A channel some connection joined (asking app.channel for any other would create it, empty, for good). */
+const existingChannel = (app: Application, name: string) => (app.channels.includes(name) ? app.channel(name) : undefined)
+
 /** Whether a connection may read the resource in this organization, with its credentials as they are now. */
 export function mayRead(connection: Connection, organizationId: number, audience: Audience) {
   const caller = connection.caller
@@ -218,26 +221,44 @@ export const publishRecordEvents = (app: Application) => {
     const fields = externalFields(app, path)
     const readable = app.service(path as any) instanceof RecordService
 
+    /** The record as a read by id answers it now; none when it is gone (or unreadable): the event's own shape then. */
+    const readBack = async (organizationId: number | undefined, id: number) =>
+      readable ? reader.read(path, organizationId, id).catch((error) => {
+        app.get('logger').warn({ err: error, path, id }, 'realtime: an event\'s record could not be read back; sent as emitted')
+        return undefined
+      }) : undefined
+
     /** The channels an event goes to, each with the record as that audience receives it. */
     const channelsOf = async (record: Row): Promise<Channel[]> => {
       if (path === 'users') {
-        const own = app.channel(app.channels.filter((name) => name.startsWith('organizations/'))).filter((connection: Connection) => connection.caller?.userId === record.id)
+        const organizations = app.channels.filter((name) => name.startsWith('organizations/'))
+        if (organizations.length === 0) return []
+        const own = app.channel(organizations).filter((connection: Connection) => connection.caller?.userId === record.id)
         if (own.length === 0) return []
-        return [own.send((readable && (await reader.read(path, undefined, record.id))) || record)]
+        return [own.send((await readBack(undefined, record.id)) ?? record)]
       }
       const organizationId = path === 'organizations' ? record.id : record.organization_id
-      const team = app.channel(organizationChannel(organizationId)).filter((connection: Connection) => mayRead(connection, organizationId, audience))
+      const team = existingChannel(app, organizationChannel(organizationId))?.filter((connection: Connection) => mayRead(connection, organizationId, audience))
       const visitors = path === 'conversation-messages-webchat' && record.direction !== 'note'
-        ? app.channel(visitorChannel(organizationId, record.conversation_id)) : undefined
-      if (team.length === 0 && !visitors?.length) return []
-      const payload = (readable && (await reader.read(path, path === 'organizations' ? undefined : organizationId, record.id))) || record
-      const channels = [team.send(payload)]
+        ? existingChannel(app, visitorChannel(organizationId, record.conversation_id)) : undefined
+      if (!team?.length && !visitors?.length) return []
+      const payload = (await readBack(path === 'organizations' ? undefined : organizationId, record.id)) ?? record
+      const channels = team?.length ? [team.send(payload)] : []
       if (visitors?.length) channels.push(visitors.send((await visitorView(app.get('knex'), [payload]))[0]))
       return channels
     }
 
+    /** Whether any connection here could receive the record's event (else it costs nothing, relay aside). */
+    const heardHere = (data: Row) => {
+      if (path === 'users') return app.channels.length > 0
+      const organizationId = path === 'organizations' ? data.id : data.organization_id
+      return Boolean(existingChannel(app, organizationChannel(organizationId)) ||
+        (path === 'conversation-messages-webchat' && existingChannel(app, visitorChannel(organizationId, data.conversation_id))))
+    }
+
     const publisher = (event: string) => (data: Row, hook: HookContext & { relayed?: boolean }) => {
       if (!data || typeof data !== 'object' || typeof data.id !== 'number') return undefined
+      if (!heardHere(data) && (!relay || hook?.relayed)) return undefined
       // An event another instance relayed (EventRelay) is in its external shape already, and is not relayed again.
       const shaped = hook?.relayed ? Promise.resolve(data) : externalRecord(app, path, data, hook, fields)
       const channels = shaped.then(channelsOf)
@@ -260,7 +281,7 @@ export const publishRecordEvents = (app: Application) => {
   // instance: the event reaches each one), before any later event of it can be published to them.
   const endClosedChat = (conversation: { organization_id: number; id: number; is_blocked: boolean; deleted_at: Date | string | null }) => {
     if (!chatClosed(conversation)) return
-    const visitors = app.channel(visitorChannel(conversation.organization_id, conversation.id)).connections
+    const visitors = existingChannel(app, visitorChannel(conversation.organization_id, conversation.id))?.connections ?? []
     for (const connection of [...visitors]) app.emit('disconnect', connection)
   }
   app.service('conversations').on('patched', endClosedChat)
