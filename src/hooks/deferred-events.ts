@@ -44,8 +44,9 @@ export function emitAfterCommit(params: Params, service: PendingEvent['service']
 }
 
 /**
- * After hook of every write that may run inside inTransaction: its event (created, patched,
- * removed) waits for the commit instead of announcing a change that may yet be rolled back.
+ * Run by the write transaction of every tenant resource (src/hooks/write-transaction.ts) when a
+ * write runs inside inTransaction: its event (created, patched, removed) waits for the commit
+ * instead of announcing a change that may yet be rolled back.
  */
 export const deferEvent = async (context: HookContext) => {
   const pending = context.params.pendingEvents
