@@ -48,10 +48,11 @@ const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(valu
  * API keys, accounts and web-chat sessions of its open sockets, and ends what no longer holds:
  * a connection whose key, account session or chat is gone is disconnected; a member removed from
  * one organization leaves that organization's channel only; roles (and a person's new
- * memberships) are taken over, so events follow what the connection may read now. Checking on each event instead would
- * cost a query per connection per event, and announcing each change to every instance would need
- * a message for every way a credential ends (expiry has no event at all): one batched read per
- * instance every two seconds costs less than either and needs no messaging between instances.
+ * memberships) are taken over, so events follow what the connection may read now. Checking on
+ * each event instead would cost a query per connection per event, and announcing each change to
+ * every instance would need a message for every way a credential ends (expiry has no event at
+ * all): one batched read per instance every two seconds costs less than either and needs no
+ * messaging between instances.
  */
 export class SocketCredentials {
   private readonly open = new Set<Connection>()
