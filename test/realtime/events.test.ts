@@ -301,6 +301,32 @@ describe('batches, merges and bulk actions', () => {
   })
 })
 
+describe('records written by public routes', () => {
+  it('when a visitor books through a public link, then the new contact and the reservation are events of the organization, without the manage token; a taken time sends none', async () => {
+    const listener = await sockets.listen({ apiKey: acme.apiKey })
+    const outsider = await sockets.listen({ apiKey: globex.apiKey })
+    const { service } = await bookable(acme)
+    const slug = `book-${uid()}`
+    await post(acme, '/reservation-booking-links', { slug, name: 'Book', service_ids: [service.id] })
+    const start = at(inDays(6), '10:00')
+    const contact = { first_name: 'Marta', last_name: 'Gil', email: `marta-${uid()}@example.test` }
+    const booked = await t.http().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: start, contact })
+    expect(booked.status, JSON.stringify(booked.body)).toBe(201)
+    await vi.waitFor(() => expect(ids(listener, 'reservations', 'created')).toEqual([booked.body.reservation.id]))
+    await vi.waitFor(() => expect(heard(listener, 'contacts', 'created').map((r) => r.data.email)).toEqual([contact.email]))
+    const reservation = heard(listener, 'reservations', 'created')[0].data
+    expect(reservation).toEqual((await t.http().get(`/reservations/${reservation.id}`).set(acme.key)).body)
+    expect(JSON.stringify(listener.received)).not.toContain(booked.body.manage_token)
+
+    const taken = await t.http().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: start, contact: { ...contact, email: `other-${uid()}@example.test` } })
+    expect(taken.status).toBe(409)
+    await sleep(500)
+    expect(heard(listener, 'contacts', 'created')).toHaveLength(1)
+    expect(heard(listener, 'reservations')).toHaveLength(1)
+    expect(outsider.received).toEqual([])
+  })
+})
+
 describe('events after commit only', () => {
   it('when a batch has an invalid record, then nothing is written and no event is sent', async () => {
     const listener = await sockets.listen({ apiKey: acme.apiKey })
