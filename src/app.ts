@@ -19,7 +19,8 @@ import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
-import { publishInboxEvents, socketTransport } from './realtime.js'
+import { socketTransport } from './realtime.js'
+import { publishRecordEvents } from './realtime-events.js'
 import { channelWebhooks } from './channels/index.js'
 import { webchatWidget } from './channels/webchat-widget.js'
 import { renderedFormatter, restRequests } from './engine/rendered-answer.js'
@@ -115,7 +116,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(socketTransport)
   app.configure(authentication)
   app.configure(services)
-  app.configure(publishInboxEvents)
+  app.configure(publishRecordEvents)
 
   app.hooks({ around: { all: [retryReadOnConnectionLoss] } })
   // The rules every external call meets, whatever its transport (REST, Socket.io, MCP); Koa keeps

@@ -1,4 +1,4 @@
-import type { Application, Caller } from './declarations.js'
+import type { Application, Caller, Role } from './declarations.js'
 import { accountsOf, keyExpired, liveApiKeys, sessionEnded } from './authentication.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
 import { openSessionIds } from './services/public-webchat/public-webchat.class.js'
@@ -51,10 +51,12 @@ const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(valu
  * SWEEP_INTERVAL_MS this instance reads again, in one query per kind of credential, the distinct
  * API keys, accounts and web-chat sessions of its open sockets, and ends what no longer holds:
  * a connection whose key, account session or chat is gone is disconnected; a member removed from
- * one organization leaves that organization's channel only. Checking on each event instead would
- * cost a query per connection per event, and announcing each change to every instance would need
- * a message for every way a credential ends (expiry has no event at all): one batched read per
- * instance every two seconds costs less than either and needs no messaging between instances.
+ * one organization leaves that organization's channel only; roles (and a person's new
+ * memberships) are taken over, so events follow what the connection may read now. Checking on
+ * each event instead would cost a query per connection per event, and announcing each change to
+ * every instance would need a message for every way a credential ends (expiry has no event at
+ * all): one batched read per instance every two seconds costs less than either and needs no
+ * messaging between instances.
  */
 export class SocketCredentials {
   private readonly open = new Set<Connection>()
@@ -74,6 +76,15 @@ export class SocketCredentials {
   start() {
     this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
     this.timer.unref()
+    // Feathers' logout (authentication remove over the socket) leaves every channel
+    // (transport-commons); the connection is no longer checked, so no sweep joins it again.
+    this.app.on('logout', (_result: unknown, params: { connection?: Connection } | undefined) => {
+      const connection = params?.connection
+      if (!connection) return
+      this.forget(connection)
+      delete connection.caller
+      delete connection.credential
+    })
   }
 
   stop() {
@@ -106,18 +117,23 @@ export class SocketCredentials {
     const keys = distinct(connections.map((connection) => connection.credential), (key) => `${key.organization_id}/${key.id}`)
     const rows = await liveApiKeys(this.app.get('knex'))
       .whereIn(['k.organization_id', 'k.id'], keys.map((key) => [key.organization_id, key.id]))
-      .select('k.id', 'k.expires_at')
-    const live = new Set(rows.filter((row) => !keyExpired(row)).map((row) => row.id as number))
-    for (const connection of connections) if (!live.has(connection.credential.id)) this.end(connection)
+      .select('k.id', 'k.expires_at', 'm.role')
+    const live = new Map(rows.filter((row) => !keyExpired(row)).map((row) => [row.id as number, row.role as Role]))
+    for (const connection of connections) {
+      const role = live.get(connection.credential.id)
+      if (role === undefined) this.end(connection)
+      // The key acts as its user: a changed role of the user changes what its events are.
+      else connection.caller?.roles.set(connection.credential.organization_id, role)
+    }
   }
 
   private async checkAccounts(connections: Holding<'jwt'>[]) {
     if (connections.length === 0) return
     const rows = await accountsOf(this.app.get('knex'), [...new Set(connections.map((connection) => connection.credential.userId))])
-    const memberships = new Map<number, Set<number>>()
+    const memberships = new Map<number, Map<number, Role>>()
     for (const row of rows) {
-      const organizations = memberships.get(row.user_id) ?? memberships.set(row.user_id, new Set()).get(row.user_id)!
-      if (row.organization_id !== null) organizations.add(row.organization_id)
+      const organizations = memberships.get(row.user_id) ?? memberships.set(row.user_id, new Map()).get(row.user_id)!
+      if (row.organization_id !== null) organizations.set(row.organization_id, row.role!)
     }
     const accounts = new Map(rows.map((row) => [row.user_id, row]))
     for (const connection of connections) {
@@ -127,11 +143,25 @@ export class SocketCredentials {
         this.end(connection)
         continue
       }
-      for (const organizationId of accessibleOrganizations(connection.caller!)) {
-        if (memberships.get(userId)!.has(organizationId)) continue
-        this.app.channel(organizationChannel(organizationId)).leave(connection)
-        connection.caller!.roles.delete(organizationId)
-      }
+      this.followMemberships(connection, memberships.get(userId)!)
+    }
+  }
+
+  /**
+   * A person's socket follows their memberships as they are now, as their next REST call would:
+   * it leaves the channel of an organization they were removed from (and only that one), joins
+   * the channel of one they joined since, and each role is the current one (events follow it).
+   */
+  private followMemberships(connection: Holding<'jwt'>, current: Map<number, Role>) {
+    const caller = connection.caller!
+    for (const organizationId of accessibleOrganizations(caller)) {
+      if (current.has(organizationId)) continue
+      this.app.channel(organizationChannel(organizationId)).leave(connection)
+      caller.roles.delete(organizationId)
+    }
+    for (const [organizationId, role] of current) {
+      if (!caller.roles.has(organizationId)) this.app.channel(organizationChannel(organizationId)).join(connection)
+      caller.roles.set(organizationId, role)
     }
   }
 

@@ -2,26 +2,11 @@ import { Forbidden, MethodNotAllowed, NotAuthenticated } from '@feathersjs/error
 import feathersCore from '@feathersjs/feathers'
 import type { AuthenticationResult } from '@feathersjs/authentication'
 import socketio from '@feathersjs/socketio'
-import { createRequire } from 'node:module'
-import { pubSubConnections } from './redis-pubsub.js'
 import type { Application, Caller, HookContext, NextFunction } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
-import { chatClosed, visitorSession, visitorView } from './services/public-webchat/public-webchat.class.js'
+import { chatClosed, visitorSession } from './services/public-webchat/public-webchat.class.js'
 import { SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
 import type { Connection, JwtPayload, SocketCredential } from './realtime-connections.js'
-
-/** The services whose created, patched and removed events dashboards receive. */
-export const PUBLISHED_SERVICES = [
-  'conversations',
-  'conversation-messages-whatsapp',
-  'conversation-messages-instagram',
-  'conversation-messages-messenger',
-  'conversation-messages-webchat',
-  'conversation-messages-sms',
-  'conversation-messages-playground',
-  'conversation-predefined-messages',
-  'conversation-files'
-] as const
 
 /** The authentication request of a socket: the handshake's auth payload, {apiKey} or {accessToken}. */
 function authenticationRequestOf(auth: Record<string, unknown> | undefined) {
@@ -46,7 +31,7 @@ function clientAddressOf(app: Application, handshake: { address: string; headers
  * tenant scope, validation), and its errors are the spec's error objects. A socket signs in either
  * in its handshake (auth: {apiKey} or {accessToken}) or afterwards the Feathers way (`create` on
  * authentication, see socketSessions); it then joins the channel of each organization it may act
- * in and receives the events published there. Its credentials are presented again with every call
+ * in and receives the record events published there (src/realtime-events.ts). Its credentials are presented again with every call
  * (connection.authentication, checked by the authentication hook), so a revoked one is refused on
  * the next call; the channels follow within SocketCredentials' sweep. Configured before the
  * services, so that they get the channel mixin.
@@ -149,91 +134,6 @@ const credentialOf = (caller: Caller, payload: JwtPayload | undefined): SocketCr
   caller.apiKeyId !== undefined
     ? { kind: 'api-key', organization_id: caller.apiKeyOrganizationId!, id: caller.apiKeyId }
     : { kind: 'jwt', userId: caller.userId, payload: payload ?? {} }
-
-/**
- * Every inbox event goes to the channel of the record's organization; no other event is
- * published. A web-chat message that is not a note also goes to its conversation's visitor,
- * in the visitor's view (no internal fields).
- */
-export const publishInboxEvents = (app: Application) => {
-  const toTeam = (data: { organization_id: number }) => app.channel(organizationChannel(data.organization_id))
-  const toTeamAndVisitor = async (data: { organization_id: number; conversation_id: number; direction: string }) => {
-    if (data.direction === 'note') return toTeam(data)
-    const [view] = await visitorView(app.get('knex'), [data])
-    return [toTeam(data), app.channel(visitorChannel(data.organization_id, data.conversation_id)).send(view)]
-  }
-  for (const path of PUBLISHED_SERVICES) {
-    // One publisher per service of the list; their union type has no common publish signature.
-    ;(app.service(path) as any).publish(path === 'conversation-messages-webchat' ? toTeamAndVisitor : toTeam)
-  }
-  // A chat blocked or deleted ends its visitors' sockets as the change is announced (on every
-  // instance: the event reaches each one), before any later event of it can be published to them.
-  const endClosedChat = (conversation: { organization_id: number; id: number; is_blocked: boolean; deleted_at: Date | string | null }) => {
-    if (!chatClosed(conversation)) return
-    const visitors = app.channel(visitorChannel(conversation.organization_id, conversation.id)).connections
-    for (const connection of [...visitors]) app.emit('disconnect', connection)
-  }
-  app.service('conversations').on('patched', endClosedChat)
-  app.service('conversations').on('removed', endClosedChat)
-}
-
-/**
- * feathers-sync's core: every service registered afterwards sends its events out ('sync-out') and
- * emits what comes in ('sync-in'). Loaded only with REDIS_URL set (it brings its own Redis and
- * AMQP adapters, ~25 MB of resident memory for nothing otherwise).
- */
-const syncCore = () => (createRequire(import.meta.url)('feathers-sync') as { core: (app: Application) => void }).core
-
-/** An event as feathers-sync hands it over: the hook context is dropped, it stays in the process. */
-interface SyncedEvent {
-  event: string
-  path: string
-  data: unknown
-}
-
-/**
- * With REDIS_URL set, the inbox's events reach the connections of every instance:
- * feathers-sync's core routes each event of the services registered after this point out, the
- * published ones (PUBLISHED_SERVICES) go through Redis pub/sub on EVENTS_CHANNEL, and every
- * instance (this one included) emits them to its own sockets. Only the path, the event name and
- * the record travel; the hook context (with its transaction and caller) stays in the process, and
- * so do the events no socket receives (a new widget's identity secret, a visitor's token). While
- * Redis is unreachable an event is emitted here directly, so this instance's sockets still hear
- * it; Redis never holds up start-up or a request (the same connection rules as the API-key
- * invalidation).
- */
-export const syncEventsAcrossInstances = (app: Application) => {
-  const url = app.get('redisUrl')
-  if (!url) return
-  const channel = app.get('eventsChannel')
-  const { publisher, subscriber } = pubSubConnections(url)
-  const travels = new Set<string>(PUBLISHED_SERVICES)
-
-  app.configure(syncCore())
-  const ready = subscriber.connect().then(() => subscriber.subscribe(channel))
-  ready.catch(() => undefined)
-  publisher.connect().catch(() => undefined)
-  ;(app as any).sync = {
-    serialize: ({ event, path, data }: SyncedEvent): SyncedEvent => ({ event, path, data }),
-    deserialize: (raw: SyncedEvent | string): SyncedEvent => (typeof raw === 'string' ? JSON.parse(raw) : raw),
-    ready
-  }
-  const emitHere = (event: SyncedEvent | string) => app.emit('sync-in', event)
-  app.on('sync-out', (event: SyncedEvent) => {
-    if (!travels.has(event.path) || publisher.status !== 'ready' || subscriber.status !== 'ready') return emitHere(event)
-    publisher.publish(channel, JSON.stringify(event)).catch(() => emitHere(event))
-  })
-  subscriber.on('message', (_channel: string, raw: string) => emitHere(raw))
-  app.hooks({
-    teardown: [
-      async (_context: unknown, next: () => Promise<void>) => {
-        publisher.disconnect()
-        subscriber.disconnect()
-        await next()
-      }
-    ]
-  })
-}
 
 /** Services whose calls are HTTP by nature (the public booking and web-chat routes, declared restOnly) refuse socket calls. */
 const refuseSocketCallsToHttpRoutes = async (context: HookContext) => {

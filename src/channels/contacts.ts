@@ -31,6 +31,9 @@ export interface Who extends Sender {
   webchatUserId?: string
 }
 
+/** Told of a contact the lookup created or completed (its contacts event, after the caller's commit). */
+export type ContactChange = (event: 'created' | 'patched', row: Record<string, unknown>) => void
+
 /**
  * The organization's contact of a sender, or a new one: matched by a channel identity (WhatsApp
  * wa_id or business-scoped id, Messenger or Instagram id, a signed web-chat user id), then by
@@ -38,7 +41,7 @@ export interface Who extends Sender {
  * contact lacked are filled in. Runs under a transaction-scoped advisory lock on the sender, so
  * simultaneous first messages of one person create one contact. Answers the contact row.
  */
-export async function contactOfSender(trx: Knex.Transaction, organizationId: number, who: Who, fallbackName: string) {
+export async function contactOfSender(trx: Knex.Transaction, organizationId: number, who: Who, fallbackName: string, changed?: ContactChange) {
   const identities = IDENTITY_COLUMNS.filter(([key]) => who[key]).map(([key, column]) => [column, String(who[key])] as const)
   const phoneDigits = who.phone ? who.phone.replace(/\D/g, '') : ''
   const email = who.email?.trim().toLowerCase()
@@ -59,6 +62,7 @@ export async function contactOfSender(trx: Knex.Transaction, organizationId: num
       const missing = Object.fromEntries(identities.filter(([column]) => !found[column]))
       if (Object.keys(missing).length === 0) return found
       const [updated] = await trx('contacts').where({ organization_id: organizationId, id: found.id }).update({ ...missing, updated_at: trx.fn.now() }).returning('*')
+      changed?.('patched', updated)
       return updated
     }
   }
@@ -72,5 +76,6 @@ export async function contactOfSender(trx: Knex.Transaction, organizationId: num
     phone_normalized: normalizePhone(who.phone, null),
     ...Object.fromEntries(identities)
   }).returning('*')
+  changed?.('created', row)
   return row
 }

@@ -5,7 +5,7 @@ import type { PendingEvent } from '../hooks/deferred-events.js'
 import { messagePath } from '../services/conversation-messages/conversation-messages.shared.js'
 import type { ConversationMessageService, ReceivedMessage } from '../services/conversation-messages/conversation-messages.class.js'
 import { contactOfSender } from './contacts.js'
-import type { Who } from './contacts.js'
+import type { ContactChange, Who } from './contacts.js'
 import { providerUrls } from './accounts.js'
 import { ADAPTERS } from './providers/index.js'
 import type { ChannelAccountRecord, InboundEvent, ProviderError, ProviderStatus, Sender } from './providers/types.js'
@@ -45,10 +45,14 @@ export async function conversationFor(app: Application, trx: Knex.Transaction, a
   return created
 }
 
+/** The contacts events of a sender's contact created or completed in a transaction, emitted after its commit. */
+export const contactEvents = (app: Application, pendingEvents: PendingEvent[]): ContactChange => (event, data) =>
+  pendingEvents.push({ service: app.service('contacts') as unknown as PendingEvent['service'], event, data })
+
 /** A contact's message through a channel, stored once, in its conversation; events after the commit. */
 export async function receiveMessage(app: Application, account: ChannelAccountRecord, who: Who, message: ReceivedMessage) {
   return inTransaction(app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
-    const contact = await contactOfSender(trx, account.organization_id, who, FALLBACK_NAMES[account.channel])
+    const contact = await contactOfSender(trx, account.organization_id, who, FALLBACK_NAMES[account.channel], contactEvents(app, pendingEvents))
     const conversation = await conversationFor(app, trx, account, contact.id, pendingEvents)
     if (!conversation) {
       app.get('logger').info({ channel_account_id: account.id, contact_id: contact.id }, 'channels: message of a blocked conversation ignored')

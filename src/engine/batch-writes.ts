@@ -298,7 +298,8 @@ function refuseRepeatedIds(ids: number[]) {
 /**
  * Around hook (outside the result resolvers) of the batch custom methods: each record written
  * emits its own service event, created, patched or removed, as a single write would, once the
- * batch is committed. A batch create needs none: Feathers emits one created event per record.
+ * batch is committed. A batch create needs none: Feathers emits one created event per record
+ * (deferred like any single write's).
  */
 export const emitBatchEvents = async (context: HookContext, next: NextFunction) => {
   await next()
@@ -306,7 +307,12 @@ export const emitBatchEvents = async (context: HookContext, next: NextFunction) 
   if (!events) return
   const result = context.result as any
   const records: Record<string, any>[] = Array.isArray(result) ? result : result.data
-  records.forEach((record, index) => (context.self as any).emit(events[index], record, context))
+  const pending = context.params.pendingEvents
+  records.forEach((record, index) => {
+    // Inside a caller's transaction (inTransaction), they wait for its commit.
+    if (pending) pending.push({ service: context.self as any, event: events[index], data: record, context })
+    else (context.self as any).emit(events[index], record, context)
+  })
 }
 
 /**

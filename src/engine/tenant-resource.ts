@@ -301,6 +301,8 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     // What reads attach and how writes are represented: the differential tests read both back.
     declaration: { joins: options.joins, resolvers: options.resolvers },
     refusesApiKeys: options.refuseApiKeys ?? false,
+    // Who may list the records: their events reach the same connections (src/realtime-events.ts).
+    readRoles: options.roles?.find ?? options.roles?.all,
     secretFields: options.secretFields,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
     koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(options.koa?.before ?? [])] },

@@ -1,5 +1,6 @@
 import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Knex } from 'knex'
+import type { Params } from '@feathersjs/feathers'
 import type { HookContext } from '../declarations.js'
 
 export interface PendingEvent {
@@ -13,12 +14,39 @@ declare module '@feathersjs/feathers' {
   interface Params {
     /** Set by inTransaction: the events of the calls made inside it, emitted once it commits. */
     pendingEvents?: PendingEvent[]
+    /** The stored rows a bulk call changed besides its answer (announced by announceChanges). */
+    changedRecords?: Record<string, unknown>[]
   }
 }
 
 /**
- * After hook of every write that may run inside inTransaction: its event (created, patched,
- * removed) waits for the commit instead of announcing a change that may yet be rolled back.
+ * After hook of a bulk call whose answer is not its records (a bulk completion, a reorder): one
+ * event per record it changed (params.changedRecords) on the records' own service, after the
+ * caller's commit when it collects events, else at once (the call has committed); the call's
+ * own event, which would carry the answer, is not sent.
+ */
+export const announceChanges = (path: string, event: 'patched' | 'removed') => async (context: HookContext) => {
+  const records = context.params.changedRecords
+  if (!records) return
+  context.event = null
+  const service = context.app.service(path as any) as unknown as PendingEvent['service']
+  for (const data of records) emitAfterCommit(context.params, service, event, data)
+}
+
+/**
+ * The event of a record a call wrote outside its own service's methods, once its write has
+ * committed: into the caller's pending events when it collects them, else at once. No hook
+ * context goes with it: the event is named after the record's service, not the call's.
+ */
+export function emitAfterCommit(params: Params, service: PendingEvent['service'], event: string, data: unknown) {
+  if (params.pendingEvents) params.pendingEvents.push({ service, event, data })
+  else service.emit(event, data)
+}
+
+/**
+ * Run by the write transaction of every tenant resource (src/hooks/write-transaction.ts) when a
+ * write runs inside inTransaction: its event (created, patched, removed) waits for the commit
+ * instead of announcing a change that may yet be rolled back.
  */
 export const deferEvent = async (context: HookContext) => {
   const pending = context.params.pendingEvents

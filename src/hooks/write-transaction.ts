@@ -53,7 +53,11 @@ const writeTransactionHook = (path: string, represent: Represent, alsoChanges: R
   if (READS.has(context.method)) return next()
   const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
   const outer: Knex.Transaction | undefined = context.params.transaction?.trx
-  if (outer) return runInside(outer, context, next, path, represent)
+  if (outer) {
+    await runInside(outer, context, next, path, represent)
+    // Its events wait for the caller's commit too (when the caller collects them).
+    return deferEvent(context)
+  }
   const knex = context.app.get('knex')
   const claimed = context.params.idempotency
   const storesAnswer = Boolean(claimed && !claimed.stored && context.params.provider)

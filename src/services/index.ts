@@ -17,7 +17,6 @@ import { activity } from './activities/activities.js'
 import { reservationServices } from '../reservations/services.js'
 import { productMedia } from './product-media/product-media.js'
 import { storageUrlSigning } from './storage-url-signing/storage-url-signing.js'
-import { syncEventsAcrossInstances } from '../realtime.js'
 import { channelAccount } from './channel-accounts/channel-accounts.js'
 import { channels } from '../channels/index.js'
 import { publicWebchat } from './public-webchat/public-webchat.js'
@@ -51,8 +50,6 @@ export const services = (app: Application) => {
   app.configure(reservationServices)
   app.configure(productMedia)
   app.configure(storageUrlSigning)
-  // The inbox's events reach the sockets of every instance (REDIS_URL); the services above keep theirs local.
-  app.configure(syncEventsAcrossInstances)
   app.configure(channelAccount)
   app.configure(channels)
   app.configure(publicWebchat)

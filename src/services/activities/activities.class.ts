@@ -77,13 +77,13 @@ export class ActivityService extends RecordService<Activity, ActivityData, Activ
    */
   async complete({ ids, done }: ActivityCompletion, params: ActivityParams): Promise<ActivityCompletionResult> {
     const scoped = { ...params, query: { ...params.query, id: { $in: ids } } } as ActivityParams
-    // Each activity changed is an activities.updated event (webhooks): whole rows come back only
-    // when the write collects events (writeTransaction sets params.alsoChanged), else their ids.
-    const events = params.alsoChanged
+    // Each activity changed is an activities.updated event (webhooks, when the write collects
+    // them: writeTransaction sets params.alsoChanged) and a patched event (announceChanges).
     const rows: Array<{ id: number }> = await this.scopedWrite(null, scoped)
       .update({ done, updated_at: this.knex.fn.now() })
-      .returning(events ? '*' : 'id')
-    events?.push(...rows.map((record) => ({ path: 'activities', method: 'patch' as const, record })))
+      .returning('*')
+    params.alsoChanged?.push(...rows.map((record) => ({ path: 'activities', method: 'patch' as const, record })))
+    params.changedRecords = rows
     const updated = rows.map((row) => row.id).sort((a, b) => a - b)
     return { updated: updated.length, ids: updated }
   }

@@ -4,6 +4,7 @@ import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-s
 import { secondsOf } from '../../schemas.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { oncePerCall } from '../../hooks/per-call.js'
+import { announceChanges } from '../../hooks/deferred-events.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { BUILT_IN_ACTIVITY_TYPES } from '../activity-types/activity-types.schema.js'
 import { ActivityService, LIST_JOINS, SINGLE_JOINS, getOptions } from './activities.class.js'
@@ -112,7 +113,7 @@ export const activity = (app: Application) =>
     joins: { flag: 'fastJoinForActivityList', list: LIST_JOINS, record: SINGLE_JOINS },
     rules: { create: activityRules, patch: activityRules },
     batch: { upsertKeys: { external_id: byExternalId } },
-    after: { create: [geocodeAfterWrite], patch: [geocodeAfterWrite] },
+    after: { create: [geocodeAfterWrite], patch: [geocodeAfterWrite, announceChanges('activities', 'patched')] },
     multiPatch: {
       data: activityCompletionValidator,
       docs: {

@@ -1,5 +1,4 @@
 import type { Application, HookContext } from '../../declarations.js'
-import { deferEvent } from '../../hooks/deferred-events.js'
 import { fieldError } from '../../hooks/errors.js'
 import { isValidKey, typeOfExtension } from '../../storage/storage.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
@@ -41,8 +40,7 @@ export const conversationFile = (app: Application) =>
     validators: { query: conversationFileQueryValidator, data: conversationFileDataValidator },
     resolvers: { data: conversationFileDataResolver },
     references: { conversation_id: { table: 'conversations' } },
-    rules: { create: [verifyStoredObject] },
-    after: { create: [deferEvent] }
+    rules: { create: [verifyStoredObject] }
   })
 
 declare module '../../declarations.js' {

@@ -1,6 +1,5 @@
 import type { Params } from '@feathersjs/feathers'
 import type { Application, HookContext } from '../../declarations.js'
-import { deferEvent } from '../../hooks/deferred-events.js'
 import { fieldError } from '../../hooks/errors.js'
 import { databaseOf } from '../../hooks/tenant-scope.js'
 import { readAll } from '../../db.js'
@@ -192,7 +191,6 @@ export const conversationMessages = (app: Application) => {
       resolvers: { data: messageDataResolver },
       references: { contact_id: { table: 'contacts' } },
       rules: { create: sendRules },
-      after: { create: [deferEvent], remove: [deferEvent] },
       alsoChanges: { create: ['conversations.updated'] }
     })
   }

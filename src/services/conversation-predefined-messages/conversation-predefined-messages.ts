@@ -1,5 +1,4 @@
 import type { Application } from '../../declarations.js'
-import { deferEvent } from '../../hooks/deferred-events.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { PredefinedMessageService, getOptions } from './conversation-predefined-messages.class.js'
 import {
@@ -19,8 +18,7 @@ export const predefinedMessage = (app: Application) =>
     description: 'Saved replies of the inbox, with placeholders filled when sent (predefined_message_id); a live shortcut is unique in the organization (409 otherwise). $limit at most 50.',
     schemas: { result: predefinedMessageSchema, data: predefinedMessageDataSchema, patch: predefinedMessagePatchSchema, query: predefinedMessageQuerySchema },
     validators: { query: predefinedMessageQueryValidator, data: predefinedMessageDataValidator, patch: predefinedMessagePatchValidator },
-    resolvers: { data: predefinedMessageDataResolver },
-    after: { create: [deferEvent], patch: [deferEvent], remove: [deferEvent] }
+    resolvers: { data: predefinedMessageDataResolver }
   })
 
 declare module '../../declarations.js' {

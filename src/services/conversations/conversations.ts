@@ -1,5 +1,4 @@
 import type { Application, HookContext } from '../../declarations.js'
-import { deferEvent } from '../../hooks/deferred-events.js'
 import { fieldError } from '../../hooks/errors.js'
 import { databaseOf, loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
@@ -132,8 +131,7 @@ export const conversation = (app: Application) =>
       pipeline_id: { table: 'pipelines', where: { type: 'conversation' }, label: 'conversation pipeline' }
     },
     joins: { flag: 'fastJoinForConversationList', list: LIST_JOINS, record: RECORD_JOINS },
-    rules: { create: [checkChannelAccount, ...conversationRules], patch: conversationRules },
-    after: { create: [deferEvent], patch: [deferEvent], remove: [deferEvent] }
+    rules: { create: [checkChannelAccount, ...conversationRules], patch: conversationRules }
   })
 
 declare module '../../declarations.js' {

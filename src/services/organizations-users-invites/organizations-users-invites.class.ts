@@ -2,6 +2,7 @@ import { BadRequest, Forbidden, MethodNotAllowed } from '@feathersjs/errors'
 import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
+import { emitAfterCommit } from '../../hooks/deferred-events.js'
 import type { Application } from '../../declarations.js'
 import { enqueueMail, tokenLink } from '../../mail/index.js'
 import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
@@ -90,7 +91,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   async patch(id: NullableId, data: InvitationAccept, params: InvitationParams = {}): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Accept one invitation at a time')
     if (!/^\d{1,9}$/.test(String(id))) throw invalidToken()
-    return this.dbOf(params).transaction(async (trx) => {
+    const { accepted, membership } = await this.dbOf(params).transaction(async (trx) => {
       // Found through the unique token index; the row lock makes a second acceptance wait and then see 'accepted'.
       const invitation = await trx(TABLE)
         .where({ token_hash: hashToken(data.token), id: Number(id) })
@@ -101,13 +102,16 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       const userId = await this.accountOf(trx, invitation, data, params)
       // The token was mailed to the invited address: accepting proves it.
       await trx('users').where({ id: userId }).whereNull('email_verified_at').update({ email_verified_at: trx.fn.now() })
-      await this.grantMembership(trx, invitation, userId)
+      const membership = await this.grantMembership(trx, invitation, userId)
       const [accepted] = await trx(TABLE)
         .where({ organization_id: invitation.organization_id, id: invitation.id })
         .update({ status: 'accepted', accepted_by_user_id: userId, accepted_at: trx.fn.now(), updated_at: trx.fn.now() })
         .returning('*')
-      return accepted as Invitation
+      return { accepted: accepted as Invitation, membership }
     })
+    // The new member (or the new role) is an event of the memberships service, for the organization's members.
+    if (membership) emitAfterCommit(params, this.app.service('organizations-users') as any, membership.event, membership.row)
+    return accepted
   }
 
   /** Revokes a pending invitation (soft delete); its token stops working at once. */
@@ -240,12 +244,17 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       .forUpdate()
       .first('id', 'role')
     if (!membership) {
-      await trx('organizations_users').insert({ organization_id: invitation.organization_id, user_id: userId, role: invitation.role })
-    } else if (membership.role !== 'owner' && membership.role !== invitation.role) {
-      await trx('organizations_users')
+      const [row] = await trx('organizations_users').insert({ organization_id: invitation.organization_id, user_id: userId, role: invitation.role }).returning('*')
+      return { event: 'created', row }
+    }
+    if (membership.role !== 'owner' && membership.role !== invitation.role) {
+      const [row] = await trx('organizations_users')
         .where({ organization_id: invitation.organization_id, id: membership.id })
         .update({ role: invitation.role, updated_at: trx.fn.now() })
+        .returning('*')
+      return { event: 'patched', row }
     }
+    return undefined
   }
 }
 

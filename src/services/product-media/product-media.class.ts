@@ -189,7 +189,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
 export class ProductMediaReorderService {
   constructor(private knex: Knex) {}
 
-  async create(data: ProductMediaReorder, _params?: ProductMediaParams): Promise<ProductMediaReorderResult> {
+  async create(data: ProductMediaReorder, params: ProductMediaParams = {}): Promise<ProductMediaReorderResult> {
     const ids = data.positions.map((entry) => entry.id)
     if (new Set(ids).size !== ids.length) {
       throw new BadRequest('Validation failed', { errors: { positions: 'must list each id once' } })
@@ -213,7 +213,7 @@ export class ProductMediaReorderService {
       await trx('product_media').where(scope).whereNull('deleted_at').whereIn('id', ids)
         .update({ position: trx.raw('-1 - position') })
       const cases = data.positions.map(() => 'WHEN ? THEN ?::integer').join(' ')
-      const updated = await trx('product_media')
+      const rows = await trx('product_media')
         .where(scope)
         .whereNull('deleted_at')
         .whereIn('id', ids)
@@ -221,7 +221,10 @@ export class ProductMediaReorderService {
           position: trx.raw(`CASE id ${cases} END`, data.positions.flatMap((entry) => [entry.id, entry.position])),
           updated_at: trx.fn.now()
         })
-      return { success: true, updated }
+        .returning('*')
+      // Each item moved is a product-media patched event (announceChanges).
+      params.changedRecords = rows
+      return { success: true, updated: rows.length }
     })
   }
 }

@@ -2,6 +2,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { verifyReferences } from '../../hooks/references.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { tenantOperation } from '../../engine/tenant-operation.js'
+import { announceChanges } from '../../hooks/deferred-events.js'
 import { storage } from '../../storage/index.js'
 import { PRODUCT, ProductMediaReorderService, ProductMediaService, getOptions, sanitizeFileName } from './product-media.class.js'
 import {
@@ -53,7 +54,7 @@ export const productMedia = (app: Application) => {
     schemas: { data: productMediaReorderSchema, result: productMediaReorderResultSchema },
     validators: { data: productMediaReorderValidator },
     rules: { create: [liveProduct] },
-    after: { create: [answerOk] }
+    after: { create: [answerOk, announceChanges(productMediaPath, 'patched')] }
   })
 }
 

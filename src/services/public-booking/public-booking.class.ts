@@ -3,6 +3,8 @@ import { BadRequest, NotFound } from '@feathersjs/errors'
 import type { Id, Params } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
+import { inTransaction } from '../../hooks/deferred-events.js'
+import type { PendingEvent } from '../../hooks/deferred-events.js'
 import { slotsOf } from '../reservation-available-slots/reservation-available-slots.class.js'
 import { normalizePhone } from '../contacts/contacts.class.js'
 import type { ReservationQuery } from '../reservations/reservations.class.js'
@@ -89,8 +91,10 @@ export class PublicBookingService {
     const link = await activeLink(this.app, params.route?.slug)
     offeredService(link, data.service_id)
     const manageToken = crypto.randomBytes(24).toString('base64url')
-    const reservation = await this.app.get('knex').transaction(async (trx) => {
+    // The reservation's and a new contact's events are sent once the booking commits.
+    const reservation = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
       const { id: contactId, created } = await contactFor(trx, link.organization_id, data.contact)
+      if (created) pendingEvents.push({ service: this.app.service('contacts') as unknown as PendingEvent['service'], event: 'created', data: created })
       return this.app.service('reservations').create(
         {
           organization_id: link.organization_id,
@@ -102,7 +106,7 @@ export class PublicBookingService {
           custom_fields_by_key: data.custom_fields_by_key
         },
         {
-          system: true, transaction: { trx, starting: false }, reservationSource: 'booking_link', bookingLinkId: link.id, manageTokenHash: hashToken(manageToken),
+          system: true, transaction: { trx, starting: false }, pendingEvents, reservationSource: 'booking_link', bookingLinkId: link.id, manageTokenHash: hashToken(manageToken),
           // A new visitor's contact is a contacts.created event like any other (webhooks).
           alsoChanged: created ? [{ path: 'contacts', method: 'create', record: created }] : []
         }

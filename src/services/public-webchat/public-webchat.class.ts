@@ -7,7 +7,7 @@ import { fieldError } from '../../hooks/errors.js'
 import { inTransaction } from '../../hooks/deferred-events.js'
 import { isLive, loadAccount } from '../../channels/accounts.js'
 import { contactOfSender } from '../../channels/contacts.js'
-import { conversationFor } from '../../channels/inbound.js'
+import { contactEvents, conversationFor } from '../../channels/inbound.js'
 import type { ChannelAccountRecord } from '../../channels/providers/types.js'
 import { provesUser } from '../../channels/webchat-identity.js'
 import type { ConversationMessageService } from '../conversation-messages/conversation-messages.class.js'
@@ -85,7 +85,7 @@ export class WebchatSessionService {
     const userId = verifiedUserId(account, data)
     const token = newToken()
     const conversationId = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
-      const contact = await contactOfSender(trx, account.organization_id, { name: data.name, email: data.email, webchatUserId: userId }, 'Visitor')
+      const contact = await contactOfSender(trx, account.organization_id, { name: data.name, email: data.email, webchatUserId: userId }, 'Visitor', contactEvents(this.app, pendingEvents))
       const conversation = await conversationFor(this.app, trx, account, contact.id, pendingEvents)
       if (!conversation) throw new Forbidden('This chat is closed')
       await trx('webchat_sessions').insert({
