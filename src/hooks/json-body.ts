@@ -3,29 +3,24 @@ import feathersCore from '@feathersjs/feathers'
 import { parse } from 'lossless-json'
 import type { Context, Next } from 'koa'
 import type { Application } from '../declarations.js'
-import { MCP_PATH } from '../mcp/http.js'
 
 /** The media types read as JSON bodies (the body parser's list too). */
 export const JSON_TYPES = ['application/json', '+json']
 
 const hasBody = (ctx: Context) => (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== ''
 
-/** The media type a route takes besides JSON, as its service declares it (multipart/form-data for an upload). */
-function declaredType(app: Application, ctx: Context): string | undefined {
-  const found = app.lookup(ctx.path.replace(/^\/+/, ''))
-  if (!found) return undefined
-  return (feathersCore.getServiceOptions(found.service) as any)?.docs?.createContentType
-}
-
 /**
- * Koa middleware before the body parser: a body is JSON. The parser leaves a body of any other
- * type (or of none) unread, so it would reach the service as no body at all and fail as
- * "first_name is required"; instead it is a 400 naming the header to send. An upload takes the
- * type its service declares; /mcp answers in its own protocol (a JSON-RPC 415).
+ * Koa middleware before the body parser: a body sent to a service is JSON. The parser leaves a
+ * body of any other type (or of none) unread, so it would reach the service as no body at all and
+ * fail as "first_name is required"; instead it is a 400 naming the header to send. An upload takes
+ * the type its service declares (docs.createContentType); a route that is not a service (a signed
+ * file upload, /mcp) reads its own body.
  */
 export const requireJsonBodies = (app: Application) => (ctx: Context, next: Next) => {
-  if (!hasBody(ctx) || ctx.is(JSON_TYPES) || ctx.path === MCP_PATH) return next()
-  const declared = declaredType(app, ctx)
+  if (!hasBody(ctx) || ctx.is(JSON_TYPES)) return next()
+  const found = app.lookup(ctx.path.replace(/^\/+/, ''))
+  if (!found) return next()
+  const declared: string | undefined = (feathersCore.getServiceOptions(found.service) as any)?.docs?.createContentType
   if (declared && ctx.is(declared)) return next()
   const sent = ctx.get('Content-Type')
   throw new BadRequest(
