@@ -11,6 +11,7 @@ import { errorMiddleware, shapeServiceErrors } from './hooks/errors.js'
 import { retryReadOnConnectionLoss } from './hooks/connection-loss.js'
 import { getBodyQuery } from './hooks/get-body-query.js'
 import { rejectNulCharacters } from './hooks/reject-nul.js'
+import { JSON_TYPES, requireJsonBodies } from './hooks/json-body.js'
 import { oneObjectPerWrite } from './hooks/write-body.js'
 import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
@@ -91,9 +92,11 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   }
   // Before the body parser: provider signatures are checked over the raw bytes.
   app.use(channelWebhooks(app))
+  app.use(requireJsonBodies(app))
   app.use(
     bodyParser({
       parsedMethods: ['POST', 'PUT', 'PATCH', 'GET', 'DELETE'],
+      jsonTypes: JSON_TYPES,
       jsonLimit: '1mb',
       urlencoded: false,
       text: false,

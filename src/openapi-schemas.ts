@@ -82,16 +82,29 @@ export function exampleOf(schema: any, components: Record<string, any>, full: bo
 /** How the sync and partial-read parameters are sent (docs/bulk-and-sync.md). */
 const SYNC_PARAMETERS: Record<string, Record<string, unknown>> = {
   $select: { style: 'form', explode: true, description: 'fields to return, id always: $select[]=first_name&$select[]=email; joined objects by their names (e.g. company)' },
-  $withDeleted: { description: 'true: deleted records are listed too, with their deleted_at (a sync sees deletions)' },
-  $after: {
-    style: 'deepObject', explode: true,
-    description: 'keyset page: the records after this {updated_at, id} in $sort {updated_at, id} order (the default with $after); not with $skip. The page has no total; next is the cursor of its last record'
-  },
-  $or: {
-    style: 'deepObject', explode: true,
-    description: 'records matching any of 1-10 filter objects, e.g. {"query": {"$or": [{"email": "a@example.com"}, {"last_name": "Smith"}]}} in the GET body'
-  }
+  $withDeleted: { description: 'true: deleted records are listed too, with their deleted_at (a sync sees deletions)' }
 }
+
+/**
+ * $after is an object the query string sends as its two fields, $after[updated_at] and $after[id]:
+ * each is a parameter of its own, so that a form (Swagger UI's "Try it out") leaves both empty
+ * rather than filling in a made-up cursor, which would also clash with $skip's default.
+ */
+function keysetParameters(cursor: any) {
+  const note = 'keyset page: with $after[id], the records after this (updated_at, id) in $sort {updated_at, id} order (the default with $after); not with $skip. The page has no total; next is the cursor of its last record'
+  return Object.entries<any>(cursor.properties ?? {}).map(([field, schema]) => ({
+    name: `$after[${field}]`, in: 'query', required: false, schema,
+    description: field === 'updated_at' ? note : 'the id of the last record read (with $after[updated_at])'
+  }))
+}
+
+/**
+ * $or (an array of filter objects) has no query-string form OpenAPI can describe (qs reads
+ * $or[0][email]=…): the list's description says how to send it instead of a parameter a form
+ * would fill with a sample filter.
+ */
+export const OR_DESCRIPTION = (branches: number) =>
+  `$or: the records matching any of 1 to ${branches} filter objects made of this list's filters, as $or[0][email]=a@example.com&$or[1][last_name]=Smith in the query string, or {"query": {"$or": [{"email": "a@example.com"}, {"last_name": "Smith"}]}} in the JSON body of the GET.`
 
 /** custom_fields_by_name.<name> filters, on the lists of resources with custom fields by name. */
 export const customFieldFilterParameter = {
@@ -108,7 +121,7 @@ export function queryParameters(query: any, defaultLimit: number) {
   const body = plain(query)
   const properties = body.properties ?? {}
   const required = new Set<string>(body.required ?? [])
-  return Object.entries(properties).map(([name, schema]: [string, any]) => {
+  return Object.entries(properties).flatMap(([name, schema]: [string, any]): Record<string, unknown> | Record<string, unknown>[] => {
     if (name === '$limit') return { name, in: 'query', required: false, schema: { ...schema, default: Math.min(defaultLimit, schema.maximum ?? defaultLimit) }, description: 'page size' }
     if (name === '$skip') return { name, in: 'query', required: false, schema: { ...schema, default: 0 }, description: 'rows to skip' }
     if (name === '$sort') {
@@ -119,6 +132,8 @@ export function queryParameters(query: any, defaultLimit: number) {
         description: `{field: 1 | -1}, sent as $sort[${first}]=1; ties are broken by id`
       }
     }
+    if (name === '$after') return keysetParameters(schema)
+    if (name === '$or') return []
     if (SYNC_PARAMETERS[name]) return { name, in: 'query', required: false, schema, ...SYNC_PARAMETERS[name] }
     const operators = (schema.anyOf ?? []).find(isOperatorObject)
     const description = [

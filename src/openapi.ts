@@ -8,7 +8,7 @@ import type { Application } from './declarations.js'
 import { WEBHOOK_DOCS } from './channels/webhooks.js'
 import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
 import { JSON_RPC_SCHEMAS, MCP_PATH_DOCS } from './mcp/openapi.js'
-import { customFieldFilterParameter, exampleOf, keysetPageOf, pageOf, plain, queryParameters } from './openapi-schemas.js'
+import { OR_DESCRIPTION, customFieldFilterParameter, exampleOf, keysetPageOf, pageOf, plain, queryParameters } from './openapi-schemas.js'
 
 /** What a custom method (POST with X-Service-Method) declares about itself for the OpenAPI document. */
 export interface CustomMethodDocs {
@@ -237,8 +237,10 @@ function serviceOperations(app: Application, location: string, options: any, com
   }
 
   if (methods.includes('find')) {
+    const or = plain(query)?.properties?.$or
     add(base, 'get', {
-      ...common('find'), summary: isOperation ? operationSummary : `List ${many}`, description: docs.description,
+      ...common('find'), summary: isOperation ? operationSummary : `List ${many}`,
+      description: [docs.description, or ? OR_DESCRIPTION(or.maxItems) : undefined].filter(Boolean).join(' ') || undefined,
       parameters: [
         ...routeParams,
         ...(query ? queryParameters(query, app.get('paginate')?.default ?? 10) : []),
@@ -426,7 +428,7 @@ export function openApiDocument(app: Application) {
   for (const [key, item] of Object.entries<any>(paths)) {
     for (const method of HTTP_METHODS) if (item[method]) completeOperation(key, method, item[method], components)
   }
-  return {
+  return escapeAngleBrackets({
     openapi: '3.1.0',
     info: {
       title: 'CRM API',
@@ -435,7 +437,6 @@ export function openApiDocument(app: Application) {
         'Multi-tenant customer-relationship API. Authenticate with x-api-key or Authorization: Bearer <JWT>. List filters go in the query string or in a JSON body {"query": {...}} of the GET. ' +
         'A custom method is a POST to its path with the header X-Service-Method; the document lists it under <path>#<method>.'
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: app.get('publicUrl') }],
     components: {
       schemas: components,
@@ -449,8 +450,28 @@ export function openApiDocument(app: Application) {
     },
     security: [{ apiKey: [] }, { bearer: [] }],
     paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath, '/mcp': MCP_PATH_DOCS, ...paths })
-  }
+  })
 }
+
+// Values, not prose: an example's text stays as the API sends it.
+const VALUE_KEYS = new Set(['example', 'examples', 'default', 'const', 'enum'])
+
+/**
+ * Descriptions are CommonMark (OpenAPI 3.1), where `<JWT>` or `<path>` is an HTML tag that a
+ * reader such as Swagger UI drops: every < and > of a description outside a `code span` is
+ * escaped, so placeholders written as words in angle brackets show as written. The document is
+ * copied, not changed: its parts are shared constants.
+ */
+function escapeAngleBrackets(node: unknown, key?: string): any {
+  if (key !== undefined && VALUE_KEYS.has(key)) return node
+  if (typeof node === 'string') return key === 'description' ? escapeOutsideCode(node) : node
+  if (Array.isArray(node)) return node.map((item) => escapeAngleBrackets(item))
+  if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([name, value]) => [name, escapeAngleBrackets(value, name)]))
+  return node
+}
+
+const escapeOutsideCode = (text: string) =>
+  text.split(/(`[^`]*`)/).map((part) => (part.startsWith('`') ? part : part.replace(/[<>]/g, '\\$&'))).join('')
 
 const DOCS_PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>CRM API</title>

@@ -5,6 +5,7 @@ import type { Logger } from 'pino'
 import type { HookContext } from '../declarations.js'
 import { isConnectionLoss } from '../db-connections.js'
 import { redactUrl } from '../logger.js'
+import { invalidJsonMessage } from './json-body.js'
 import { MONEY_PATTERN, PERCENTAGE_PATTERN, QUANTITY_PATTERN } from '../schemas.js'
 
 interface AjvError {
@@ -117,7 +118,8 @@ const describeAjvError = (error: AjvError): [string, string] => {
  * Validation errors as the spec wants them: an object of field name to message. Where a value may
  * take several forms (a number or a decimal string, a value or null), each form reports its own
  * error: the one that says what is wrong with the form sent wins over "must be <type>", and
- * when only types failed they are listed together ("must be a number or text").
+ * when only types failed they are listed together ("must be a number or text"). An error inside a
+ * value names only the inner key: {email: {$regex: 'a'}} is "email.$regex: is not allowed".
  */
 export function fieldErrors(errors: AjvError[]): Record<string, string> {
   const precise: Record<string, string> = {}
@@ -130,7 +132,10 @@ export function fieldErrors(errors: AjvError[]): Record<string, string> {
     else precise[field] ??= message
   }
   const result: Record<string, string> = {}
+  const fields = [...Object.keys(types), ...Object.keys(precise)]
   for (const [field, names] of Object.entries(types)) {
+    // An error inside the value (email.$regex) says the object form was meant: the other forms' types ("must be text") are noise.
+    if (fields.some((other) => other.startsWith(`${field}.`))) continue
     result[field] = describeAjvError({ keyword: 'type', params: { type: [...new Set(names)] } })[1]
   }
   return Object.assign(result, precise)
@@ -286,6 +291,8 @@ export const errorBody = (error: FeathersError) => {
 
 // The JSON parser (co-body, with bourne) refuses __proto__ and constructor.prototype keys outright.
 const isPrototypeKeyRefusal = (error: any) => error instanceof SyntaxError && /forbidden prototype property/.test(error.message)
+// co-body's refusal of a body that is not JSON: the parser's SyntaxError, with the text it read.
+const isJsonSyntaxError = (error: any) => error instanceof SyntaxError && typeof (error as any).body === 'string'
 const PROTOTYPE_KEY_REFUSED = 'Invalid request body: a "__proto__" or "constructor.prototype" key is not allowed'
 
 /**
@@ -305,7 +312,7 @@ export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: N
       // http-errors thrown by koa-body and friends: malformed JSON, payload too large, ...
       error = raw.status === 413
         ? new FeathersError('Request body is too large', 'PayloadTooLarge', 413, 'payload-too-large', {})
-        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : isPrototypeKeyRefusal(raw) ? PROTOTYPE_KEY_REFUSED : 'Invalid request body')
+        : new BadRequest(raw.expose ? `Invalid request body: ${raw.message}` : isPrototypeKeyRefusal(raw) ? PROTOTYPE_KEY_REFUSED : isJsonSyntaxError(raw) ? invalidJsonMessage(raw.body) : 'Invalid request body')
     } else {
       error = shapeError(raw)
     }

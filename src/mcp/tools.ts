@@ -18,13 +18,20 @@ const onBehalf = (params: Params): Params => ({ ...params, authenticated: true, 
 
 const { organization_id: _organization, conversation_id: _conversation, ...sendFields } = messageSendSchema.properties
 
+// A model asked to find "Ada" names no field: searchIn is optional here and means a name search.
+const { searchIn, ...searchFields } = contactSearchSchema.properties
+const searchContactsArguments = Type.Object(
+  { ...searchFields, searchIn: Type.Optional(Type.Unsafe({ ...searchIn, default: 'name', description: "where to look: 'name' (the default), 'email' or 'phone'" })) },
+  { additionalProperties: false }
+)
+
 /** The CRM tools of the MCP server, beside the reservation tools of AI assistants (same shape, same rules). */
 export const CRM_TOOLS: Record<string, AssistantTool> = {
   search_contacts: {
-    description: "Search contacts by name, e-mail or phone (searchIn: 'name', 'email' or 'phone'; phone needs phone_country_code and phone_country_iso).",
+    description: "Search contacts by name, e-mail or phone (searchIn: 'name', the default, 'email' or 'phone'; phone needs phone_country_code and phone_country_iso).",
     endpoint: 'POST /contacts (X-Service-Method: search)',
-    arguments: withoutId(contactSearchSchema),
-    run: (app, args, params) => app.service('contacts').search(args as any, params)
+    arguments: searchContactsArguments,
+    run: (app, args, params) => app.service('contacts').search({ searchIn: 'name', ...args } as any, params)
   },
   get_contact: {
     description: 'One contact by id.',

@@ -1,3 +1,4 @@
+import dns from 'node:dns'
 import net from 'node:net'
 
 /**
@@ -57,4 +58,32 @@ export function isPrivateAddress(address: string): boolean {
   const embedded = embeddedIPv4(groups)
   if (embedded.some((ipv4) => REFUSED.check(ipv4, 'ipv4'))) return true
   return REFUSED.check(groups.map((group) => group.toString(16)).join(':'), 'ipv6')
+}
+
+/** How long a subscription's create or patch waits for its host name to resolve. */
+export const ADDRESS_LOOKUP_TIMEOUT_MS = 2000
+
+type Lookup = (hostname: string, options: dns.LookupAllOptions) => Promise<dns.LookupAddress[]>
+
+/**
+ * The loopback or private address a webhook URL's host is, or resolves to, if any: what every
+ * delivery to it would refuse. An IP address or a localhost name is judged at once; another name
+ * is resolved, and one that does not resolve within the time limit, or not at all, passes (it may
+ * be set up later, and every delivery checks the address it connects to anyway).
+ */
+export async function refusedAddressOf(hostname: string, lookup: Lookup = dns.promises.lookup, timeoutMs = ADDRESS_LOOKUP_TIMEOUT_MS): Promise<string | undefined> {
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
+  if (net.isIP(host)) return isPrivateAddress(host) ? host : undefined
+  // Names under localhost are loopback by definition (RFC 6761), whatever a resolver says.
+  if (host === 'localhost' || host.endsWith('.localhost')) return '127.0.0.1'
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), timeoutMs)
+  })
+  try {
+    const addresses = await Promise.race([lookup(host, { all: true }).catch(() => undefined), timeout])
+    return addresses?.map((entry) => entry.address).find(isPrivateAddress)
+  } finally {
+    clearTimeout(timer)
+  }
 }

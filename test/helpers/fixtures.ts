@@ -53,3 +53,18 @@ export async function keyFor(t: TestApp, tenant: Tenant, userId: number) {
   await t.db('api_keys').where({ id: created.body.id }).update({ user_id: userId })
   return { 'x-api-key': created.body.key as string }
 }
+
+/**
+ * Runs fn as if the service ran with WEBHOOK_ALLOW_PRIVATE=true, then restores the setting: for a
+ * webhook subscription to a closed loopback port, which the service accepts only then and whose
+ * deliveries it refuses once the setting is off again.
+ */
+export async function allowingPrivateAddresses<T>(t: TestApp, fn: () => Promise<T>): Promise<T> {
+  const before = t.app.get('webhookAllowPrivate')
+  t.app.set('webhookAllowPrivate', true)
+  try {
+    return await fn()
+  } finally {
+    t.app.set('webhookAllowPrivate', before)
+  }
+}

@@ -73,6 +73,19 @@ describe('the MCP server at /mcp', () => {
     expect(byName.send_conversation_message.inputSchema.required).toContain('conversation_id')
   })
 
+  it('when search_contacts is called without searchIn, then it searches names (the default its schema declares); email still works when named', async () => {
+    const { tools } = await client.listTools()
+    const search = tools.find((tool) => tool.name === 'search_contacts')!
+    expect(search.inputSchema.required).toEqual(['searchTerm'])
+    expect(search.inputSchema.properties!.searchIn).toMatchObject({ enum: ['name', 'email', 'phone'], default: 'name' })
+    const made = answer(await client.callTool({ name: 'create_contact', arguments: { first_name: 'Katherine', last_name: 'Johnson', email: 'kj@nasa.example.test' } }))
+    const byName = answer(await client.callTool({ name: 'search_contacts', arguments: { searchTerm: 'Katherine' } }))
+    expect(byName.data.map((c: any) => c.id)).toEqual([made.id])
+    // The default is a name search: the e-mail's text is not looked at.
+    expect(answer(await client.callTool({ name: 'search_contacts', arguments: { searchTerm: 'nasa.example' } })).data).toEqual([])
+    expect(answer(await client.callTool({ name: 'search_contacts', arguments: { searchTerm: 'nasa.example', searchIn: 'email' } })).data.map((c: any) => c.id)).toEqual([made.id])
+  })
+
   it('when a client finds a free slot and books it, then the reservation is stored with source assistant', async () => {
     const date = inDays(7)
     const slots = await client.callTool({ name: 'get_available_slots', arguments: { service_id: service.id, date } })

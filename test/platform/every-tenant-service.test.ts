@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import feathersCore from '@feathersjs/feathers'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
-import { addMember, createTenant } from '../helpers/fixtures.js'
+import { addMember, createTenant, allowingPrivateAddresses } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { listFlags, registrationOf } from '../../src/engine/tenant-resource.js'
 import { MAX_IN_LIST } from '../../src/schemas.js'
@@ -294,7 +294,7 @@ describe('every service inside the write transaction', () => {
 
   it('when an organization has an active webhook subscription, then an array body or a malformed id on any write of any service is a 4xx in the error shape, never a 5xx', async () => {
     // Never reached (the outbox refuses the loopback address): it only makes every write of A open its transaction.
-    const subscription = await t.http().post('/webhook-subscriptions').set(a.key).send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] })
+    const subscription = await allowingPrivateAddresses(t, () => t.http().post('/webhook-subscriptions').set(a.key).send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] }))
     expect(subscription.status).toBe(201)
     try {
       const wrong = await probe(() => ({}))

@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
-import { createTenant } from '../helpers/fixtures.js'
+import { createTenant, allowingPrivateAddresses } from '../helpers/fixtures.js'
 import { inTransaction } from '../../src/hooks/deferred-events.js'
 import { shapeError } from '../../src/hooks/errors.js'
 import type { Tenant } from '../helpers/fixtures.js'
@@ -99,7 +99,7 @@ describe('hostile input inside the write transaction', () => {
     t = await startApp()
     acme = await createTenant(t, 'Acme')
     // Never reached (the outbox refuses the loopback address): it only makes every write open its transaction.
-    const subscribed = await t.http().post('/webhook-subscriptions').set(acme.key).send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] })
+    const subscribed = await allowingPrivateAddresses(t, () => t.http().post('/webhook-subscriptions').set(acme.key).send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] }))
     expect(subscribed.status).toBe(201)
   })
   afterAll(async () => {

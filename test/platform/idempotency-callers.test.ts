@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
-import { addMember, createTenant } from '../helpers/fixtures.js'
+import { addMember, createTenant, allowingPrivateAddresses } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
 import { connectWebchat } from '../channels/fixtures.js'
@@ -59,7 +59,7 @@ describe('Idempotency-Key: whose key it is', () => {
   })
 
   it("when a member and a read-only key repeat the owner's rotate-secret with its Idempotency-Key, then 403, never the secret; the row holds none; the owner's repeat does not rotate again", async () => {
-    const subscription = await created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] })
+    const subscription = await allowingPrivateAddresses(t, () => created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] }))
     const key = newKey()
     const rotate = (headers: Record<string, string>) => t.http().post(`/webhook-subscriptions/${subscription.id}`).set(headers)
       .set('X-Service-Method', 'rotate-secret').set('Idempotency-Key', key).send({ organization_id: acme.organization.id })
@@ -82,8 +82,8 @@ describe('Idempotency-Key: whose key it is', () => {
 
   it('when the answer of a subscription or an invitation carried its secret, then the stored row holds none and a repeat is the 409', async () => {
     const subscriptionKey = newKey()
-    const subscription = await t.http().post('/webhook-subscriptions').set(acme.key).set('Idempotency-Key', subscriptionKey)
-      .send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] })
+    const subscription = await allowingPrivateAddresses(t, () => t.http().post('/webhook-subscriptions').set(acme.key).set('Idempotency-Key', subscriptionKey)
+      .send({ url: 'http://127.0.0.1:9/hooks', events: ['*'] }))
     expect(subscription.status).toBe(201)
     const invitationKey = newKey()
     const inviteBody = { organization_id: acme.organization.id, email: `heir-${crypto.randomUUID().slice(0, 8)}@example.test`, role: 'owner' }
@@ -111,7 +111,7 @@ describe('Idempotency-Key: whose key it is', () => {
 
   it("when the caller's role or the key's scopes changed since the first request, then the repeat is a 403 and nothing is replayed", async () => {
     const admin = await addMember(t, acme, 'admin')
-    const subscription = await created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] })
+    const subscription = await allowingPrivateAddresses(t, () => created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] }))
     const key = newKey()
     const patch = () => t.http().patch(`/webhook-subscriptions/${subscription.id}`).query({ organization_id: acme.organization.id })
       .set(admin.bearer).set('Idempotency-Key', key).send({ description: 'by the admin' })

@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
-import { createTenant } from '../helpers/fixtures.js'
+import { createTenant, allowingPrivateAddresses } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { pruneIdempotencyKeys } from '../../src/hooks/idempotency.js'
 import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
@@ -148,7 +148,7 @@ describe('Idempotency-Key on POST and PATCH', () => {
   })
 
   it('when a custom method (X-Service-Method) is retried, then it runs once: rotate-secret keeps the secret of its first answer, which is not replayed', async () => {
-    const subscription = await created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] })
+    const subscription = await allowingPrivateAddresses(t, () => created(t, acme, '/webhook-subscriptions', { url: 'http://127.0.0.1:9/hooks', events: ['contacts.created'] }))
     const key = newKey()
     const rotate = () => t.http().post(`/webhook-subscriptions/${subscription.id}`).set(acme.key).set('X-Service-Method', 'rotate-secret').set('Idempotency-Key', key).send({})
     const first = await rotate()

@@ -10,17 +10,35 @@ interface Parameter {
   in: string
   style?: string
   explode?: boolean
-  schema: { type?: string; default?: unknown }
+  example?: unknown
+  examples?: Record<string, unknown>
+  schema: { type?: string | string[]; default?: unknown; example?: unknown; items?: { type?: string | string[] } }
+}
+
+const GENERATED = Symbol('a sample Swagger UI makes up from the schema')
+const hasType = (schema: { type?: string | string[] } | undefined, type: string) => [schema?.type].flat().includes(type)
+
+/**
+ * What Swagger UI's "Try it out" puts in a parameter's field before anything is typed (its
+ * ParameterRow.setDefaultValue): the parameter's example, else the schema's example or default;
+ * an object, or a list of objects, without any of them gets a sample generated from its schema.
+ */
+function prefilled(parameter: Parameter): unknown {
+  const given = parameter.example ?? parameter.schema.example ?? parameter.schema.default
+  if (given !== undefined || parameter.examples) return given
+  const objects = hasType(parameter.schema, 'object') || (hasType(parameter.schema, 'array') && hasType(parameter.schema.items, 'object'))
+  return objects ? GENERATED : undefined
 }
 
 /**
  * The query string Swagger UI's "Try it out" builds from the document: the values typed in, else
- * each parameter's default; deepObject parameters as name[key]=value, the rest as name=value.
+ * what the form filled in; deepObject parameters as name[key]=value, the rest as name=value.
  */
 function swaggerQuery(parameters: Parameter[], typed: Record<string, unknown>) {
   const pairs: string[] = []
   for (const parameter of parameters.filter((p) => p.in === 'query')) {
-    const value = typed[parameter.name] ?? parameter.schema.default
+    const value = typed[parameter.name] ?? prefilled(parameter)
+    if (value === GENERATED) throw new Error(`${parameter.name} would be filled with a made-up sample of its schema`)
     if (value === undefined) continue
     if (parameter.style === 'deepObject' && value && typeof value === 'object') {
       for (const [key, inner] of Object.entries(value)) pairs.push(`${encodeURIComponent(`${parameter.name}[${key}]`)}=${encodeURIComponent(String(inner))}`)
@@ -80,6 +98,32 @@ describe('/docs "Try it out"', () => {
         : await t.http().get(`${path}?${query}`).set(acme.key)
       expect(res.status, `${path}?${query}: ${JSON.stringify(res.body)}`).toBe(200)
     }
+  })
+
+  it('when each sync-enabled list is tried with nothing typed in, then the form fills in no made-up value and the request answers 200', async () => {
+    const lists = ['/companies', '/contacts', '/deals', '/deal-products', '/activities', '/products']
+    for (const path of lists) {
+      const parameters: Parameter[] = document.paths[path].get.parameters
+      // The keyset cursor is two plain fields, empty until typed in; $or is described, not a parameter.
+      expect(parameters.filter((p) => p.name.startsWith('$after')).map((p) => [p.name, prefilled(p)]), path)
+        .toEqual([['$after[updated_at]', undefined], ['$after[id]', undefined]])
+      expect(parameters.map((p) => p.name), path).not.toContain('$or')
+      expect(document.paths[path].get.description, path).toContain('$or[0][email]=')
+      const query = swaggerQuery(parameters, {})
+      const res = await t.http().get(`${path}?${query}`).set(acme.key)
+      expect(res.status, `${path}?${query}: ${JSON.stringify(res.body)}`).toBe(200)
+    }
+  })
+
+  it('when the keyset cursor is typed into its two fields, then the request Swagger UI builds pages after it', async () => {
+    const parameters: Parameter[] = document.paths['/contacts'].get.parameters
+    const all = (await t.http().get('/contacts').set(acme.key).query({ $sort: { updated_at: 1, id: 1 } })).body.data
+    const [first] = all
+    const query = swaggerQuery(parameters.filter((p) => !['$skip', '$sort'].includes(p.name)), { '$after[updated_at]': first.updated_at, '$after[id]': first.id })
+    expect(query).toContain(`${encodeURIComponent('$after[id]')}=${first.id}`)
+    const res = await t.http().get(`/contacts?${query}`).set(acme.key)
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.data.map((c: any) => c.id)).toEqual(all.slice(1).map((c: any) => c.id))
   })
 
   it('when the document is read, then POST /authentication is in it', () => {

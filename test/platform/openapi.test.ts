@@ -53,6 +53,31 @@ describe('the OpenAPI document (/openapi.json)', () => {
     await expect(SwaggerParser.validate(structuredClone(document))).resolves.toBeTruthy()
   })
 
+  it('when Swagger UI reads it, then it uses the default JSON Schema dialect (no jsonSchemaDialect warning)', () => {
+    expect(document.jsonSchemaDialect ?? 'https://spec.openapis.org/oas/3.1/dialect/base').toBe('https://spec.openapis.org/oas/3.1/dialect/base')
+  })
+
+  it('when a description is rendered as CommonMark, then its < and > are escaped outside code spans, so placeholders like <JWT> stay visible; examples stay as written', () => {
+    const unescaped: string[] = []
+    let escaped = 0
+    const walk = (node: unknown, where: string, key?: string) => {
+      if (key && ['example', 'examples', 'default', 'const', 'enum'].includes(key)) return
+      if (typeof node === 'string' && key === 'description') {
+        const prose = node.split(/`[^`]*`/).join('')
+        if (/(^|[^\\])[<>]/.test(prose)) unescaped.push(`${where}: ${node}`)
+        if (/\\</.test(prose)) escaped++
+      } else if (node && typeof node === 'object') {
+        for (const [name, value] of Object.entries(node)) walk(value, `${where}/${name}`, Array.isArray(node) ? undefined : name)
+      }
+    }
+    walk(document, '#')
+    expect(unescaped).toEqual([])
+    expect(escaped).toBeGreaterThan(3)
+    expect(document.info.description).toContain('Authorization: Bearer \\<JWT\\>')
+    expect(document.info.description).toContain('\\<path\\>#\\<method\\>')
+    expect(document.components.headers['RateLimit-Policy'].description).toBe('\\<limit\\>;w=\\<window seconds\\>')
+  })
+
   it('when every registered service is looked up, then each of its methods has an operation, custom methods under <path>#<method> with their X-Service-Method header', () => {
     expect(services.length).toBeGreaterThan(40)
     for (const [location, options] of services) {

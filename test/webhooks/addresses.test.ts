@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isPrivateAddress } from '../../src/webhooks/addresses.js'
+import { isPrivateAddress, refusedAddressOf } from '../../src/webhooks/addresses.js'
 import { postWebhook } from '../../src/webhooks/sender.js'
 
 // Every spelling of an address a webhook must not reach; none of them is ever connected to.
@@ -63,6 +63,33 @@ describe('the outbound webhook address guard', () => {
     it('when private addresses are allowed (WEBHOOK_ALLOW_PRIVATE), then the same receiver is reached', async () => {
       expect(await post(`http://localhost:${port}/hook`, true)).toEqual({ status: 200 })
       expect(received).toBe(1)
+    })
+  })
+
+  describe('the check of a subscription\'s host (refusedAddressOf)', () => {
+    const resolvesTo = (...addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+    const never = () => new Promise<never>(() => undefined)
+    const fails = async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }) }
+
+    it('when the host is an IP address or a localhost name, then it is judged as written, without a lookup', async () => {
+      const lookup = async () => { throw new Error('no lookup expected') }
+      expect(await refusedAddressOf('127.0.0.1', lookup)).toBe('127.0.0.1')
+      expect(await refusedAddressOf('[::1]', lookup)).toBe('::1')
+      expect(await refusedAddressOf('LocalHost.', lookup)).toBe('127.0.0.1')
+      expect(await refusedAddressOf('db.localhost', lookup)).toBe('127.0.0.1')
+      expect(await refusedAddressOf('8.8.8.8', lookup)).toBeUndefined()
+    })
+
+    it('when a name resolves to any private address, then that address; to public ones only, then none', async () => {
+      expect(await refusedAddressOf('hooks.example.com', resolvesTo('93.184.216.34', '10.0.0.5'))).toBe('10.0.0.5')
+      expect(await refusedAddressOf('hooks.example.com', resolvesTo('93.184.216.34', '2606:4700:4700::1111'))).toBeUndefined()
+    })
+
+    it('when a name does not resolve, or not within the time limit, then it passes (its deliveries are checked)', async () => {
+      expect(await refusedAddressOf('hooks.example.com', fails)).toBeUndefined()
+      const started = Date.now()
+      expect(await refusedAddressOf('hooks.example.com', never, 100)).toBeUndefined()
+      expect(Date.now() - started).toBeLessThan(1000)
     })
   })
 })

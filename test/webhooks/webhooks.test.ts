@@ -1,4 +1,6 @@
 import crypto from 'node:crypto'
+import dns from 'node:dns'
+import os from 'node:os'
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest'
 import { Webhook } from 'standardwebhooks'
 import { countQueries, startApp } from '../helpers/app.js'
@@ -7,6 +9,7 @@ import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
 import { startReceiver } from './receiver.js'
+import { isPrivateAddress } from '../../src/webhooks/addresses.js'
 import { up as stripInvitationTokens } from '../../migrations/20261127020100_invitation_event_tokens.js'
 import type { Receiver, ReceivedRequest } from './receiver.js'
 
@@ -258,10 +261,46 @@ describe('outbound webhooks', () => {
       expect(() => verify(subscription.secret, request)).toThrow()
     })
 
-    it('when the url is 127.0.0.1 or localhost and WEBHOOK_ALLOW_PRIVATE is off, then nothing is posted and the delivery records the refusal', async () => {
+    it('when WEBHOOK_ALLOW_PRIVATE is off, then a subscription to a loopback or private address is a 400 naming the setting, at create and at patch, and none is stored', async () => {
+      const allowed = await subscribe(acme, { events: ['contacts.created'] })
       t.app.set('webhookAllowPrivate', false)
+      const hostname = os.hostname()
+      const resolved = (await dns.promises.lookup(hostname, { all: true })).map((entry) => entry.address)
+      expect(resolved.some(isPrivateAddress), `${hostname} resolves to ${resolved.join(', ')}: a private address is what this test needs`).toBe(true)
+      const urls = [
+        receiver.url(), `http://localhost:${receiver.port}/hooks`, 'http://LOCALHOST./hooks', 'http://api.localhost/hooks', 'http://[::1]:8080/hooks',
+        'https://10.0.0.7/hooks', 'https://192.168.1.20/hooks', 'http://169.254.169.254/latest', 'http://2130706433/hooks', `http://${hostname}:8080/hooks`
+      ]
+      for (const url of urls) {
+        for (const res of [
+          await t.http().post('/webhook-subscriptions').set(acme.key).send({ url, events: ['*'] }),
+          await t.http().patch(`/webhook-subscriptions/${allowed.id}`).set(acme.key).send({ url })
+        ]) {
+          expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(400)
+          expect(Object.keys(res.body.errors)).toEqual(['url'])
+          expect(res.body.errors.url).toMatch(/^must reach a public address: .* is a loopback or private address, which deliveries refuse while the service runs with WEBHOOK_ALLOW_PRIVATE off \(set WEBHOOK_ALLOW_PRIVATE=true/)
+        }
+      }
+      const stored = await t.db('webhook_subscriptions').where({ organization_id: acme.organization.id }).whereNull('deleted_at')
+      expect(stored.map((row) => [row.id, row.url])).toEqual([[allowed.id, allowed.url]])
+      // A patch that leaves the URL alone is not checked again; each delivery still is.
+      expect((await t.http().patch(`/webhook-subscriptions/${allowed.id}`).set(acme.key).send({ description: 'kept' })).status).toBe(200)
+    })
+
+    it('when WEBHOOK_ALLOW_PRIVATE is off and the host is a public address, then the subscription is made', async () => {
+      t.app.set('webhookAllowPrivate', false)
+      // Inactive: nothing is ever sent to these.
+      for (const url of ['https://203.0.114.9/hooks', 'https://[2606:4700:4700::1111]/hooks']) {
+        const res = await t.http().post('/webhook-subscriptions').set(acme.key).send({ url, events: ['contacts.created'], is_active: false })
+        expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(201)
+      }
+    })
+
+    it('when the url is 127.0.0.1 or localhost and WEBHOOK_ALLOW_PRIVATE is off, then nothing is posted and the delivery records the refusal', async () => {
+      // Made while private addresses were allowed; the setting was turned off since.
       const byAddress = await subscribe(acme, { events: ['contacts.created'] })
       const byName = await subscribe(acme, { events: ['contacts.created'], url: `http://localhost:${receiver.port}/hooks` })
+      t.app.set('webhookAllowPrivate', false)
       await created(t, acme, '/contacts', { first_name: 'Eli' })
       await t.app.get('outbox').deliverDue()
       for (const subscription of [byAddress, byName]) {

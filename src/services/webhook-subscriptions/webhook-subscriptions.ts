@@ -2,6 +2,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
 import { customMethodId } from '../../hooks/custom-method-id.js'
 import { webhookDeliveries } from '../../webhooks/delivery.js'
+import { refusedAddressOf } from '../../webhooks/addresses.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { WebhookSubscriptionService, getOptions } from './webhook-subscriptions.class.js'
 import {
@@ -14,7 +15,12 @@ import { webhookSubscriptionMethods, webhookSubscriptionPath } from './webhook-s
 export * from './webhook-subscriptions.class.js'
 export * from './webhook-subscriptions.schema.js'
 
-/** https:// only in production; http:// too elsewhere (a receiver on a developer's machine). */
+/**
+ * https:// only in production; http:// too elsewhere (a receiver on a developer's machine). While
+ * WEBHOOK_ALLOW_PRIVATE is off, a URL whose host is or resolves to a loopback or private address
+ * is refused here rather than by every one of its deliveries (refusedAddressOf says how names are
+ * resolved); each delivery still checks the address it connects to.
+ */
 const checkUrl = async (context: HookContext) => {
   const { url } = context.data as { url?: string }
   if (url === undefined) return context
@@ -26,6 +32,13 @@ const checkUrl = async (context: HookContext) => {
   }
   if (process.env.NODE_ENV === 'production' && parsed.protocol !== 'https:') throw fieldError('url', 'must be an https:// URL')
   if (parsed.username || parsed.password) throw fieldError('url', 'must not carry a user name or password')
+  if (!context.app.get('webhookAllowPrivate')) {
+    const refused = await refusedAddressOf(parsed.hostname)
+    if (refused) {
+      const where = refused === parsed.hostname.replace(/^\[|\]$/g, '') ? refused : `${parsed.hostname} (${refused})`
+      throw fieldError('url', `must reach a public address: ${where} is a loopback or private address, which deliveries refuse while the service runs with WEBHOOK_ALLOW_PRIVATE off (set WEBHOOK_ALLOW_PRIVATE=true for a receiver on the same machine or network)`)
+    }
+  }
   return context
 }
 
