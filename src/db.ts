@@ -7,7 +7,7 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { isConnectionLoss } from './db-connections.js'
-import { checkDatabaseUrl, lockDataDir } from './startup.js'
+import { MEMORY_DATABASE, checkDatabaseUrl, lockDataDir } from './startup.js'
 
 const DATE_OID = 1082
 const INT8_OID = 20
@@ -17,7 +17,7 @@ const INT8_OID = 20
 pg.types.setTypeParser(DATE_OID, (value: string) => value)
 pg.types.setTypeParser(INT8_OID, (value: string) => Number(value))
 
-export const MEMORY_DATABASE = 'memory://'
+export { MEMORY_DATABASE }
 
 export const describeDatabase = (databaseUrl: string, dataDir: string) =>
   !databaseUrl
