@@ -1,14 +1,19 @@
 import { defineConfig } from 'vitest/config'
+import { HEAVY_TESTS } from './test/heavy.js'
 
+// `npm test`: everything but the tests that start whole processes (test/heavy.ts, `npm run test:heavy`).
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: HEAVY_TESTS,
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Concurrent tests start whole processes (npm start, seeds, builds), each a fresh embedded
-    // database: more than three at once on a 2-core machine starved them past their timeouts.
+    // A worker runs its test files one after the other in one process: the application's modules
+    // load once per worker instead of once per file. Each file still gets an application and a
+    // database of its own (test/helpers/app.ts).
+    isolate: false,
     maxConcurrency: 3,
     reporters: ['default'],
     // PGlite loads its extension bundles relative to its own files: keep it out of the transform.

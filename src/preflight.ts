@@ -1,7 +1,7 @@
 import net from 'node:net'
 import configuration from '@feathersjs/configuration'
 import type { Configuration } from './declarations.js'
-import { MEMORY_DATABASE, StartupError, checkAuthSecret, checkDataDirFree, checkDatabaseUrl, connectionProblem, exitOnStartupError, webConcurrency } from './startup.js'
+import { StartupError, checkAuthSecret, checkDataDirFree, checkDatabaseUrl, connectionProblem, exitOnStartupError, isMemoryDatabase, webConcurrency } from './startup.js'
 
 // How long the database server's port may take to accept a connection before the start goes on
 // without an answer (the pool's own connection then reports what is wrong).
@@ -68,7 +68,7 @@ export async function preflight(settings: Settings, env: NodeJS.ProcessEnv = pro
   checkAuthSecret(settings.authentication?.secret, env)
   const { databaseUrl } = settings
   if (!databaseUrl) checkDataDirFree(settings.dataDir)
-  else if (databaseUrl !== MEMORY_DATABASE) {
+  else if (!isMemoryDatabase(databaseUrl)) {
     checkDatabaseUrl(databaseUrl)
     await checkDatabaseReachable(databaseUrl)
   }

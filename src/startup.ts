@@ -9,8 +9,12 @@ export class StartupError extends Error {
   name = 'StartupError'
 }
 
-/** DATABASE_URL's value for an embedded database in memory (the tests'). */
+/**
+ * DATABASE_URL's value for an embedded database in memory (the tests'): 'memory://' starts empty,
+ * 'memory:///path/to/dump.tar' starts as a copy of the data directory dumped there (PGlite's dumpDataDir).
+ */
 export const MEMORY_DATABASE = 'memory://'
+export const isMemoryDatabase = (databaseUrl: string) => databaseUrl.startsWith(MEMORY_DATABASE)
 
 /**
  * WEB_CONCURRENCY: how many processes serve the port (default 1). Above 1, this process is the
