@@ -1,7 +1,7 @@
 /**
  * The test files of `npm run test:heavy` (vitest.heavy.config.ts), left out of `npm test`: each
  * starts whole processes (`npm start`, `npm run seed`, builds, killed and restarted servers) on
- * databases of their own, which takes minutes rather than seconds.
+ * databases of their own, or fills tables with tens of thousands of rows: minutes, not seconds.
  */
 export const HEAVY_TESTS = [
   'test/docs/curl-examples.test.ts',
@@ -13,5 +13,6 @@ export const HEAVY_TESTS = [
   'test/platform/process.test.ts',
   'test/platform/public-url.test.ts',
   'test/platform/seed.test.ts',
-  'test/platform/startup-refusals.test.ts'
+  'test/platform/startup-refusals.test.ts',
+  'test/services/large-tables.test.ts'
 ]
