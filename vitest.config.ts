@@ -14,6 +14,9 @@ export default defineConfig({
     // load once per worker instead of once per file. Each file still gets an application and a
     // database of its own (test/helpers/app.ts).
     isolate: false,
+    // Two workers on a 2-core machine (vitest's default leaves one core to itself): each spends
+    // most of its time in its own single-threaded embedded database.
+    maxWorkers: 2,
     maxConcurrency: 3,
     reporters: ['default'],
     // PGlite loads its extension bundles relative to its own files: keep it out of the transform.
