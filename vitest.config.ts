@@ -14,9 +14,11 @@ export default defineConfig({
     // load once per worker instead of once per file. Each file still gets an application and a
     // database of its own (test/helpers/app.ts).
     isolate: false,
-    // Two workers on a 2-core machine (vitest's default leaves one core to itself): each spends
-    // most of its time in its own single-threaded embedded database.
-    maxWorkers: 2,
+    // On embedded Postgres, two workers on a 2-core machine (vitest's default leaves a core to
+    // itself): each spends most of its time in its own single-threaded database. On a server, the
+    // files share one database, whose outbox any file's application may claim from: one worker.
+    maxWorkers: process.env.DATABASE_URL ? 1 : 2,
+    minWorkers: 1,
     maxConcurrency: 3,
     reporters: ['default'],
     // PGlite loads its extension bundles relative to its own files: keep it out of the transform.
