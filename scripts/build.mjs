@@ -9,7 +9,7 @@
 // written.
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'esbuild'
 import { widgetBuildOptions } from '../widget/build-options.mjs'
 
@@ -68,6 +68,28 @@ function removeStale(dir, produced) {
   return removed
 }
 
+// `npm start` passes --start: the refusals a person can fix (a port in use, a locked data
+// directory, a bad DATABASE_URL, no AUTH_SECRET in production) come before the build, in one line.
+// src/preflight.ts is bundled alone (its imports are node's and the configuration reader) and run.
+const preflightFile = path.join(outdir, 'preflight.js')
+if (process.argv.includes('--start')) {
+  const { outputFiles: [bundle] } = await build({
+    absWorkingDir: root,
+    entryPoints: [path.join(root, 'src/preflight.ts')],
+    outfile: preflightFile,
+    bundle: true,
+    packages: 'external',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning'
+  })
+  writeIfChanged(preflightFile, bundle.contents)
+  const { runPreflight } = await import(pathToFileURL(preflightFile).href)
+  await runPreflight()
+}
+
 const started = performance.now()
 const { outputFiles } = await build({
   absWorkingDir: root,
@@ -87,7 +109,7 @@ const { outputFiles } = await build({
 const widget = await build(widgetBuildOptions(root))
 outputFiles.push(...widget.outputFiles)
 const written = outputFiles.filter((output) => writeIfChanged(output.path, output.contents)).length
-const removed = removeStale(outdir, new Set(outputFiles.map((output) => output.path)))
+const removed = removeStale(outdir, new Set([...outputFiles.map((output) => output.path), preflightFile]))
 if (process.argv.includes('--verbose')) {
   const ms = Math.round(performance.now() - started)
   console.error(`built ${outputFiles.length} files to dist/ in ${ms} ms (${written} written, ${removed} stale removed)`)

@@ -12,6 +12,7 @@ import type { Application, Caller, Role } from './declarations.js'
 import { throttleFailedLogins } from './rate-limit/login-throttle.js'
 import { KeyInvalidation } from './key-invalidation.js'
 import { noFilters } from './validators.js'
+import { checkAuthSecret } from './startup.js'
 
 declare module './declarations.js' {
   interface ServiceTypes {
@@ -264,9 +265,7 @@ export const authentication = (app: Application) => {
 export const loadSecret = (app: Application) => {
   const config = app.get('authentication')!
   if (config.secret) return
-  if (process.env.NODE_ENV === 'production') {
-    throw new Error('AUTH_SECRET must be set in production')
-  }
+  checkAuthSecret(config.secret)
   config.secret = persistentDevelopmentSecret(app.get('dataDir'))
 }
 

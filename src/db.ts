@@ -7,7 +7,7 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { isConnectionLoss } from './db-connections.js'
-import { checkDatabaseUrl, lockDataDir } from './startup.js'
+import { MEMORY_DATABASE, checkDatabaseUrl, isMemoryDatabase, lockDataDir } from './startup.js'
 
 const DATE_OID = 1082
 const INT8_OID = 20
@@ -17,12 +17,12 @@ const INT8_OID = 20
 pg.types.setTypeParser(DATE_OID, (value: string) => value)
 pg.types.setTypeParser(INT8_OID, (value: string) => Number(value))
 
-export const MEMORY_DATABASE = 'memory://'
+export { MEMORY_DATABASE, isMemoryDatabase }
 
 export const describeDatabase = (databaseUrl: string, dataDir: string) =>
   !databaseUrl
     ? `embedded Postgres in ${path.resolve(dataDir, 'pgdata')}`
-    : databaseUrl === MEMORY_DATABASE
+    : isMemoryDatabase(databaseUrl)
       ? 'embedded Postgres in memory'
       : 'PostgreSQL server'
 
@@ -36,18 +36,23 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
     import('knex-pglite')
   ])
   let dir = MEMORY_DATABASE
+  const dump = isMemoryDatabase(databaseUrl) ? databaseUrl.slice(MEMORY_DATABASE.length) : ''
   // The embedded database on disk belongs to one process: DATA_DIR stays locked until it closes.
   let release = () => {}
-  if (databaseUrl !== MEMORY_DATABASE) {
+  if (!isMemoryDatabase(databaseUrl)) {
     release = lockDataDir(dataDir)
     dir = path.resolve(dataDir, 'pgdata')
     fs.mkdirSync(dir, { recursive: true })
   }
   const pglite = new PGlite({
     dataDir: dir,
+    ...(dump ? { loadDataDir: new Blob([fs.readFileSync(dump)]) } : {}),
     extensions: { pg_trgm, btree_gist, btree_gin, unaccent },
     parsers: { [DATE_OID]: (value: string) => value, [INT8_OID]: (value: string) => Number(value) }
   })
+  // Creating the database files (or loading a dump) takes seconds on a busy machine: done before
+  // knex's pool asks for its first connection, which it would give up on after its timeout.
+  await pglite.waitReady
   const close = pglite.close.bind(pglite)
   pglite.close = async () => {
     try {
@@ -72,7 +77,7 @@ const warnUnlessConnectionError = (message: string) => {
 
 /** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
 export async function createKnex(databaseUrl: string, dataDir: string, poolSize = 10): Promise<Knex> {
-  if (databaseUrl && databaseUrl !== MEMORY_DATABASE) {
+  if (databaseUrl && !isMemoryDatabase(databaseUrl)) {
     checkDatabaseUrl(databaseUrl)
     return knex({
       client: 'pg',

@@ -1,8 +1,10 @@
 import cluster from 'node:cluster'
+import http from 'node:http'
 import type { Server } from 'node:http'
 import configuration from '@feathersjs/configuration'
 import type { Application, Configuration } from './declarations.js'
 import { createLogger } from './logger.js'
+import { listenProblem, runPreflight } from './preflight.js'
 import { exitOnStartupError, webConcurrency } from './startup.js'
 
 const IDLE_SWEEP_MS = 100
@@ -15,7 +17,7 @@ async function serve() {
   await migrate(app.get('knex'))
   const port = app.get('port')
   const host = app.get('host')
-  const server = await app.listen(port, host)
+  const server = await listen(app, port, host)
 
   logger.info(
     {
@@ -40,6 +42,21 @@ async function serve() {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+}
+
+/**
+ * app.listen() as Feathers' Koa transport does it, except that a port it cannot bind (taken since
+ * the pre-flight check) rejects as a StartupError before the application is set up.
+ */
+async function listen(app: Application, port: number, host: string): Promise<Server> {
+  const server = http.createServer(app.callback())
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(listenProblem(error, host, port) ?? error))
+    server.listen(port, host, () => resolve())
+  })
+  app.server = server
+  await app.setup(server)
+  return server
 }
 
 /**
@@ -127,6 +144,8 @@ function supervise(workers: number) {
 }
 
 async function main() {
+  // Run directly (a container), the start checks here what `npm start` checked before its build.
+  if (cluster.isPrimary) await runPreflight()
   const workers = cluster.isPrimary ? webConcurrency() : 1
   if (workers > 1) supervise(workers)
   else await serve()

@@ -10,6 +10,13 @@ export class StartupError extends Error {
 }
 
 /**
+ * DATABASE_URL's value for an embedded database in memory (the tests'): 'memory://' starts empty,
+ * 'memory:///path/to/dump.tar' starts as a copy of the data directory dumped there (PGlite's dumpDataDir).
+ */
+export const MEMORY_DATABASE = 'memory://'
+export const isMemoryDatabase = (databaseUrl: string) => databaseUrl.startsWith(MEMORY_DATABASE)
+
+/**
  * WEB_CONCURRENCY: how many processes serve the port (default 1). Above 1, this process is the
  * primary of node's cluster module: it forks that many workers, each a whole service with its
  * own database pool, and the port is shared between them.
@@ -25,6 +32,13 @@ export function webConcurrency(env: NodeJS.ProcessEnv = process.env): number {
     throw new StartupError('WEB_CONCURRENCY above 1 needs DATABASE_URL: the embedded database belongs to one process')
   }
   return workers
+}
+
+/** Throws a StartupError when NODE_ENV is production and no AUTH_SECRET signs the tokens. */
+export function checkAuthSecret(secret: string | undefined, env: NodeJS.ProcessEnv = process.env) {
+  if (env.NODE_ENV === 'production' && !secret) {
+    throw new StartupError('AUTH_SECRET must be set in production: a long random string (tokens signed with it stay valid across restarts)')
+  }
 }
 
 const POSTGRES_PROTOCOLS = ['postgres:', 'postgresql:']
@@ -98,6 +112,25 @@ const isAlive = (pid: number) => {
 }
 
 /**
+ * Throws a StartupError naming the live process (another than this one) that holds DATA_DIR's
+ * lock; a missing lock, or one whose process is gone, passes.
+ */
+export function checkDataDirFree(dataDir: string) {
+  const dir = path.resolve(dataDir)
+  let owner: number
+  try {
+    owner = Number.parseInt(fs.readFileSync(path.join(dir, 'crm.lock'), 'utf8'), 10)
+  } catch {
+    return
+  }
+  if (owner > 0 && owner !== process.pid && isAlive(owner)) {
+    throw new StartupError(
+      `The embedded database in ${dir} is in use by process ${owner}: stop that process first, or set DATABASE_URL to a PostgreSQL server to run several processes`
+    )
+  }
+}
+
+/**
  * One writer per embedded database: takes DATA_DIR/crm.lock holding this process's pid, or
  * refuses with a StartupError naming the running process. A lock whose process is gone (a
  * crash, a container restart reusing our pid) is taken over. Returns the release function,
@@ -113,12 +146,7 @@ export function lockDataDir(dataDir: string): () => void {
       break
     } catch (error: any) {
       if (error?.code !== 'EEXIST' || attempt > 2) throw error
-      const owner = Number.parseInt(fs.readFileSync(file, 'utf8'), 10)
-      if (owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new StartupError(
-          `The embedded database in ${dir} is in use by process ${owner}: stop that process first, or set DATABASE_URL to a PostgreSQL server to run several processes`
-        )
-      }
+      checkDataDirFree(dataDir)
       fs.rmSync(file, { force: true })
     }
   }

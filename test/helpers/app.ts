@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import request from 'supertest'
+import { inject } from 'vitest'
 import type { Knex } from 'knex'
 import { createApp } from '../../src/app.js'
 import { MEMORY_DATABASE, migrate } from '../../src/db.js'
@@ -16,10 +17,11 @@ export interface TestApp {
 
 /**
  * The real application, in-process, on the real database: the Postgres server named by
- * DATABASE_URL, or a fresh in-memory embedded Postgres for this test file.
+ * DATABASE_URL, or a fresh in-memory embedded Postgres of its own, migrated (a copy of the one
+ * global setup migrated).
  */
 export async function startApp(overrides: Partial<Configuration> = {}): Promise<TestApp> {
-  const databaseUrl = process.env.DATABASE_URL || MEMORY_DATABASE
+  const databaseUrl = process.env.DATABASE_URL || `${MEMORY_DATABASE}${inject('embeddedTemplate') ?? ''}`
   const app = await createApp({
     databaseUrl,
     dataDir: path.join(os.tmpdir(), `crm-test-${crypto.randomUUID()}`),
@@ -30,7 +32,8 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
     ...overrides
   })
   const db = app.get('knex')
-  if (databaseUrl === MEMORY_DATABASE) await migrate(db)
+  // The copy of global setup's database is migrated; a database an override names may not be.
+  if (!process.env.DATABASE_URL && app.get('databaseUrl') !== databaseUrl) await migrate(db)
   await app.setup()
   const callback = app.callback()
   return {

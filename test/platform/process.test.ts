@@ -106,31 +106,6 @@ describe.concurrent('the service as a process', () => {
     expect(await eventually(async () => !server.groupAlive() && !(await portOpen(port)), 10_000)).toBe(true)
   }, 90_000)
 
-  it('when `npm run seed` runs twice, then the second keeps the demo password and says so; a stale lock is taken over', async () => {
-    const dataDir = tempDataDir()
-    const passwordHash = async () => {
-      const db = await createKnex('', dataDir)
-      try {
-        return (await db('users').where({ email: 'demo@example.com' }).first('password')).password as string
-      } finally {
-        await db.destroy()
-      }
-    }
-    const first = npm(['run', 'seed'], { DATABASE_URL: '', DATA_DIR: dataDir })
-    expect(await first.exited).toBe(0)
-    expect(first.output().stdout).toMatch(/password: \S{8,}/)
-    const hash = await passwordHash()
-
-    // A crashed owner leaves its lock behind: a pid that is not alive.
-    fs.writeFileSync(path.join(dataDir, 'crm.lock'), '999999999\n')
-    const second = npm(['run', 'seed'], { DATABASE_URL: '', DATA_DIR: dataDir })
-    expect(await second.exited).toBe(0)
-    expect(second.output().stdout).toContain('login:    demo@example.com')
-    expect(second.output().stdout).toContain('password: unchanged')
-    expect(second.output().stdout).toMatch(/API key: {2}crm_/)
-    expect(await passwordHash()).toBe(hash)
-  }, 90_000)
-
   it.skipIf(!process.env.DATABASE_URL)('when `npm start` runs with WEB_CONCURRENCY=2, then two worker processes serve the one port, and SIGTERM stops them all within 10 s', async () => {
     const port = await freePort()
     const server = npm(['start'], { PORT: String(port), WEB_CONCURRENCY: '2', DATA_DIR: tempDataDir() })

@@ -123,7 +123,7 @@ describe('contact name search on grams', () => {
     expect(await grams()).toBe(0)
     await expectCountsKept(organizationId)
     await expectGramsKept()
-  })
+  }, 120_000)
 
   it("when another organization has the same names, then its contacts are neither listed nor counted, and asking for its organization_id is 403", async () => {
     const ours = await search(tenant, { searchTerm: 'ada' })
