@@ -395,7 +395,9 @@ describe('users, organizations and memberships', () => {
   })
 })
 
-describe('revocation, the event side', () => {
+// Each case makes its own member, key or account and checks its own probes by id: they wait out
+// their 5 s bounds side by side.
+describe.concurrent('revocation, the event side', () => {
   /** A record written in the organization, and whether the listener heard its event within a second. */
   async function hears(listener: Listener, tenant = acme, path = 'companies') {
     const company = await post(tenant, `/${path}`, { name: `Probe ${uid()}` })
