@@ -17,10 +17,18 @@ export const customMethodId = async (ctx: Context, next: Next) => {
   return next()
 }
 
-/** The record a custom method acts on: POST /<path>/<id>. */
-export function idOfPath(params: Params): number {
+/**
+ * The record a custom method acts on: POST /<path>/<id> over REST. A socket call has no path: it
+ * names the record in its data, {id}. Both given, they must agree.
+ */
+export function idOfPath(params: Params, data?: { id?: unknown }): number {
+  const inData = data?.id
+  if (params.pathId === undefined && inData !== undefined) return Number(inData)
   if (!params.pathId || !isRecordId(params.pathId)) {
-    throw new BadRequest('Validation failed', { errors: { id: 'is required in the path: POST /<resource>/<id> with X-Service-Method' } })
+    throw new BadRequest('Validation failed', { errors: { id: 'is required: in the path, POST /<resource>/<id> with X-Service-Method (over Socket.io: id in the data)' } })
+  }
+  if (inData !== undefined && Number(inData) !== Number(params.pathId)) {
+    throw new BadRequest('Validation failed', { errors: { id: 'differs from the id in the path' } })
   }
   return Number(params.pathId)
 }

@@ -191,6 +191,25 @@ describe('the standard Feathers client over Socket.io and REST', () => {
     await expect(client.service('contacts').create({ first_name: 'Nope' })).rejects.toMatchObject({ code: 403, name: 'Forbidden' })
   })
 
+  it('when a socket calls a custom method that REST addresses by path, then it names the record in its data and gets what REST gives', async () => {
+    const subscription = await t.http().post('/webhook-subscriptions').set(acme.bearer)
+      .send({ organization_id: acme.organization.id, url: 'https://hooks.example.test/crm', events: ['*'] })
+    expect(subscription.status, JSON.stringify(subscription.body)).toBe(201)
+    const { socket } = socketClient(server.url, sockets, { accessToken: acme.token })
+    await connected(socket)
+    const rotated = await call(socket, 'rotate-secret', 'webhook-subscriptions', { organization_id: acme.organization.id, id: subscription.body.id })
+    expect(rotated.error).toBeUndefined()
+    expect(rotated.result).toMatchObject({ id: subscription.body.id, secret: expect.stringMatching(/^whsec_/) })
+    expect(rotated.result.secret).not.toBe(subscription.body.secret)
+    // Without an id there is no record to act on; another organization's is not found.
+    const missing = await call(socket, 'rotate-secret', 'webhook-subscriptions', { organization_id: acme.organization.id })
+    expect(missing.error).toMatchObject({ code: 400, errors: { id: expect.any(String) } })
+    const { socket: other } = socketClient(server.url, sockets, { accessToken: globex.token })
+    await connected(other)
+    const foreign = await call(other, 'rotate-secret', 'webhook-subscriptions', { organization_id: globex.organization.id, id: subscription.body.id })
+    expect(foreign.error).toMatchObject({ code: 404 })
+  })
+
   it('when a socket calls a public HTTP route or has no credentials, then it is refused', async () => {
     const { socket, client } = socketClient(server.url, sockets)
     await connected(socket)

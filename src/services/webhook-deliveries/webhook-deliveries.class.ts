@@ -20,8 +20,8 @@ export class WebhookDeliveryService extends RecordService<WebhookDelivery, never
    * POST /webhook-deliveries/:id, X-Service-Method: redeliver: the same event (same webhook-id,
    * same body) posted again, after the subscription's earlier events. 409 while it is still pending.
    */
-  async redeliver(data: { organization_id?: number }, params: WebhookDeliveryParams): Promise<WebhookDelivery> {
-    const id = idOfPath(params)
+  async redeliver(data: { organization_id?: number; id?: number }, params: WebhookDeliveryParams): Promise<WebhookDelivery> {
+    const id = idOfPath(params, data)
     const db = params.transaction?.trx ?? this.knex
     const delivery = await db.transaction(async (trx) => {
       const [row] = await trx('webhook_deliveries')

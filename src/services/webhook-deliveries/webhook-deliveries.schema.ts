@@ -26,7 +26,10 @@ export const webhookDeliverySchema = Type.Object(
 export type WebhookDelivery = Static<typeof webhookDeliverySchema>
 
 export const webhookDeliveryRedeliverSchema = Type.Object(
-  { organization_id: Type.Optional(RecordId) },
+  {
+    organization_id: Type.Optional(RecordId),
+    id: Type.Optional(Type.Integer({ minimum: 1, description: "the record's id, for a call without a path (Socket.io); over REST it is in the path" }))
+  },
   { $id: 'WebhookDeliveryRedeliver', additionalProperties: false }
 )
 export const webhookDeliveryRedeliverValidator = getValidator(webhookDeliveryRedeliverSchema, dataValidator)

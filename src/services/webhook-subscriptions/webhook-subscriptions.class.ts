@@ -11,8 +11,8 @@ export type WebhookSubscriptionParams = KnexAdapterParams<WebhookSubscriptionQue
 /** Where an organization's events are posted; each subscription signs with its own secret. */
 export class WebhookSubscriptionService extends RecordService<WebhookSubscription, WebhookSubscriptionData, WebhookSubscriptionParams, WebhookSubscriptionPatch> {
   /** POST /webhook-subscriptions/:id, X-Service-Method: rotate-secret: a new secret, returned once; the old one stops signing at once. */
-  async 'rotate-secret'(data: { organization_id?: number }, params: WebhookSubscriptionParams): Promise<WebhookSubscription> {
-    const id = idOfPath(params)
+  async 'rotate-secret'(data: { organization_id?: number; id?: number }, params: WebhookSubscriptionParams): Promise<WebhookSubscription> {
+    const id = idOfPath(params, data)
     return this._patch(id, { secret: newSecret() } as any, { ...params, query: { organization_id: data.organization_id } } as WebhookSubscriptionParams)
   }
 }

@@ -65,7 +65,10 @@ export const webhookSubscriptionPatchResolver = resolve<any, HookContext>({
 })
 
 export const webhookSubscriptionRotateSchema = Type.Object(
-  { organization_id: Type.Optional(RecordId) },
+  {
+    organization_id: Type.Optional(RecordId),
+    id: Type.Optional(Type.Integer({ minimum: 1, description: "the record's id, for a call without a path (Socket.io); over REST it is in the path" }))
+  },
   { $id: 'WebhookSubscriptionRotate', additionalProperties: false }
 )
 export const webhookSubscriptionRotateValidator = getValidator(webhookSubscriptionRotateSchema, dataValidator)
