@@ -19,7 +19,7 @@ afterAll(() => {
 function copyOfCheckout() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-build-'))
   dirs.push(dir)
-  for (const entry of ['package.json', 'tsconfig.json', 'scripts', 'src', 'migrations']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'scripts', 'src', 'migrations', 'widget']) {
     fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true })
   }
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'))
