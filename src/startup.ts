@@ -105,9 +105,22 @@ export function exitOnStartupError(error: unknown, databaseUrl = ''): never {
 const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error: any) {
     return error?.code === 'EPERM'
+  }
+  return !isZombie(pid)
+}
+
+/**
+ * A killed process that nobody has reaped yet still answers kill(pid, 0): where an init process
+ * does not reap orphans (some containers and VMs), it stays so. Such a process holds nothing.
+ */
+function isZombie(pid: number) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))
+  } catch {
+    return false
   }
 }
 

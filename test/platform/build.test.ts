@@ -40,11 +40,15 @@ const filesUnder = (dir: string) =>
     .filter((file) => fs.statSync(path.join(dir, file)).isFile())
     .sort()
 
-/** What dist/ must hold: a module and its source map for every TypeScript file of src/ and migrations/. */
+/**
+ * What dist/ must hold: a module and its source map for every TypeScript file of src/ and
+ * migrations/, and the web-chat widget bundled from widget/ into one script.
+ */
 const expectedOutput = (dir: string) =>
   ['src', 'migrations']
     .flatMap((source) => filesUnder(path.join(dir, source)).map((file) => path.join(source, file.replace(/\.ts$/, '.js'))))
     .flatMap((module) => [module, `${module}.map`])
+    .concat('webchat-widget.js')
     .sort()
 
 describe.concurrent('the build of dist/', () => {
