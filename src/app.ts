@@ -26,11 +26,17 @@ import { channelWebhooks } from './channels/index.js'
 import { webchatWidget } from './channels/webchat-widget.js'
 import { renderedFormatter, restRequests } from './engine/rendered-answer.js'
 
-/** GET /health: 200 while the database answers, 503 otherwise. */
+/** GET /health: 200 once the app is set up and while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>
   ctx.path !== '/health' || ctx.method !== 'GET' ? next() : answerHealth(app, ctx)
 
 async function answerHealth(app: Application, ctx: Context) {
+  // The port is bound before the services are set up (index.ts): not ready until they are.
+  if (!app.get('ready')) {
+    ctx.status = 503
+    ctx.body = { status: 'starting' }
+    return
+  }
   try {
     await app.get('knex').raw('select 1')
     ctx.body = { status: 'ok' }
@@ -126,6 +132,12 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   // only what is HTTP (body parsing, GET-body queries, Idempotency-Key, signatures, multipart, CORS).
   app.hooks({ before: { all: [rejectNulCharacters, oneObjectPerWrite] }, error: { all: [shapeServiceErrors] } })
   app.hooks({
+    setup: [
+      async (_context: any, next: Next) => {
+        await next()
+        app.set('ready', true)
+      }
+    ],
     teardown: [
       async (context: any, next: Next) => {
         await next()

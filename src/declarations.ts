@@ -25,6 +25,8 @@ export interface Configuration extends ApplicationConfiguration {
   logger: Logger
   /** Set when shutdown begins (index.ts): answers close their connections from then on. */
   draining?: boolean
+  /** Set once app.setup() has finished: GET /health answers 503 until then. */
+  ready?: boolean
 }
 
 // eslint-disable-next-line @typescript-eslint/no-empty-interface

@@ -12,6 +12,14 @@ const IDLE_SWEEP_MS = 100
 /** One process serving the API: migrations (several processes wait for each other), then listen. */
 async function serve() {
   const [{ createApp }, { describeDatabase, migrate }] = await Promise.all([import('./app.js'), import('./db.js')])
+  // A signal that comes while the service starts (migrations, set-up) is kept and honoured once it
+  // serves: the process then drains and exits 0 like any stop, instead of dying half set up.
+  let requested: string | undefined
+  let onSignal: (signal: string) => void = (signal) => {
+    requested ??= signal
+  }
+  process.on('SIGTERM', () => onSignal('SIGTERM'))
+  process.on('SIGINT', () => onSignal('SIGINT'))
   const app = await createApp()
   const logger = app.get('logger')
   await migrate(app.get('knex'))
@@ -40,8 +48,8 @@ async function serve() {
       }
     )
   }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
+  onSignal = stop
+  if (requested) stop(requested)
 }
 
 /**
