@@ -11,15 +11,23 @@ import { freePort } from '../helpers/process.js'
 const missing = browserMissing()
 
 /**
- * An operation's block on the page. Swagger UI renders only the operations near the viewport, so
- * the page is scrolled down from the top until the block exists.
+ * An operation's block on the page. Swagger UI renders only the operations near the viewport, and
+ * on a loaded machine it renders behind the scrolling: the page is scrolled down a screen at a time,
+ * back to the top when it reaches the bottom, until the block exists.
  */
 async function operation(page: Page, tag: string, operationId: string): Promise<Locator> {
   const block = page.locator(`#operations-${tag}-${operationId}`)
+  const deadline = Date.now() + 60_000
   await page.evaluate(() => window.scrollTo(0, 0))
-  for (let screens = 0; screens < 500 && (await block.count()) === 0; screens++) {
-    await page.evaluate(() => window.scrollBy(0, window.innerHeight))
-    await page.waitForTimeout(10)
+  while ((await block.count()) === 0) {
+    if (Date.now() > deadline) throw new Error(`Swagger UI did not render the block of ${operationId} within 60 s`)
+    const moved = await page.evaluate(() => {
+      const before = window.scrollY
+      window.scrollBy(0, window.innerHeight)
+      return window.scrollY !== before
+    })
+    if (!moved) await page.evaluate(() => window.scrollTo(0, 0))
+    await page.waitForTimeout(20)
   }
   await block.scrollIntoViewIfNeeded()
   return block
