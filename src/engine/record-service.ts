@@ -11,6 +11,9 @@ import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
 import { upsertRows } from './upsert.js'
+import { allHold, explainGuards, takeGuards } from './write-guards.js'
+import type { GuardedWriter, WriteGuard } from './write-guards.js'
+import { columnsOf, quote } from './catalog.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
 
 export type { UpsertKey, UpsertRecord }
@@ -81,6 +84,7 @@ export interface SearchPage<T> {
   data: T[]
 }
 
+const isRaw = (value: unknown) => typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true
 const notFound = (id: Id) => new NotFound(`No record found for id '${id}'`)
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 const COMPARISONS = new Set(['>', '>=', '<', '<='])
@@ -97,9 +101,11 @@ export class RecordService<
   Data = Partial<Result>,
   ServiceParams extends KnexAdapterParams<any> = KnexAdapterParams,
   PatchData = Partial<Data>
-> extends KnexService<Result, Data, ServiceParams, PatchData> {
+> extends KnexService<Result, Data, ServiceParams, PatchData> implements GuardedWriter {
   declare options: RecordServiceOptions
   private readModel?: ReadModel
+  /** Single creates and patches check their calls' write guards in their own statement (write-guards.ts). */
+  readonly guardsWrites: boolean = true
 
   get table() {
     return this.options.name
@@ -262,12 +268,37 @@ export class RecordService<
 
   async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
     if (!Array.isArray(data)) {
+      const guards = takeGuards(this, params)
+      if (guards.length > 0) {
+        const row = await this.guardedInsert(data, guards, params)
+        if (row) return row as Result
+        await explainGuards(guards)
+      }
       const [row] = await this.db(params).insert(data).returning('*')
       return row as Result
     }
     const rows: Result[] = await this.db(params).insert(data).returning('*')
     // The ids of one INSERT come from the sequence in VALUES order.
     return rows.sort((a, b) => Number(a.id) - Number(b.id))
+  }
+
+  /**
+   * INSERT … SELECT <the values> WHERE <every guard holds>: the row, or undefined when a guard
+   * did not hold. The values are cast to their columns' types, which a SELECT list does not infer.
+   */
+  private async guardedInsert(data: Record<string, unknown>, guards: WriteGuard[], params: ServiceParams) {
+    const db = this.dbOf(params)
+    const types = new Map((await columnsOf(this.knex, this.table, db)).map((column) => [column.name, column.type]))
+    const columns = Object.keys(data).filter((column) => data[column] !== undefined)
+    const values = columns.map((column) => {
+      const type = types.get(column)
+      return isRaw(data[column]) || !type ? '?' : `?::${quote(type)}`
+    })
+    const { rows } = await db.raw(
+      `INSERT INTO ${quote(this.table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ? RETURNING *`,
+      [...columns.map((column) => data[column] as Knex.Value), allHold(db, guards)]
+    )
+    return rows[0] as Result | undefined
   }
 
   /** Creates or changes records matched by a declared key, in one transaction (upsert.ts). */
@@ -356,7 +387,15 @@ export class RecordService<
     if (id === null && !this.allowsMulti('patch', params)) throw new MethodNotAllowed('Can not patch multiple entries')
     const changes: Record<string, unknown> = { ...(data as any), updated_at: this.knex.fn.now() }
     delete changes.id
-    const rows = await this.scopedWrite(id, params).update(changes).returning('*')
+    const guards = id === null ? [] : takeGuards(this, params)
+    const write = this.scopedWrite(id, params)
+    if (guards.length > 0) write.where(allHold(this.knex, guards))
+    let rows = await write.update(changes).returning('*')
+    if (rows.length === 0 && guards.length > 0) {
+      // Not the record, or a guard that failed: the guard's own error comes first.
+      await explainGuards(guards)
+      rows = await this.scopedWrite(id, params).update(changes).returning('*')
+    }
     if (id !== null) {
       if (rows.length !== 1) throw notFound(id)
       return rows[0] as Result

@@ -10,6 +10,7 @@ import { refuseApiKeyCallers } from '../hooks/api-key-callers.js'
 import { fieldError } from '../hooks/errors.js'
 import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
+import type { GuardedWriter } from './write-guards.js'
 import type { Reference } from '../hooks/references.js'
 import { externalProperties, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
@@ -66,6 +67,13 @@ export interface TenantResourceOptions {
   secretFields?: readonly string[]
   /** Ids a body may reference: each must be a live record (or member) of the same organization. */
   references?: Record<string, Reference>
+  /**
+   * A single create or patch checks its references, and a create without custom values that the
+   * organization requires none, inside its own write statement (write-guards.ts) instead of a
+   * query before it. Declare it only where the writes are RecordService's own (no create or
+   * patch of the class writes by itself) and no rule relies on the references being checked.
+   */
+  checksInWrite?: boolean
   /** The roles a method needs ('all' for every method); absent: every member. */
   roles?: Partial<Record<string, Role[]>>
   /** Only people (a bearer JWT) use this resource, or these methods of it: API-key callers get 403. */
@@ -274,9 +282,11 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
       computed: computed && Object.fromEntries(Object.entries(computed).map(([name, sql]) => [name, typeof sql === 'function' ? sql(app) : sql]))
     }
   }
-  const references = options.references ? verifyReferences(options.references) : undefined
-  const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by) : undefined
   const rules = options.rules ?? {}
+  const inWrite = options.checksInWrite === true
+  if (inWrite && (service as Partial<GuardedWriter>).guardsWrites !== true) throw new Error(`${path} declares checksInWrite, but its service does not write with guards`)
+  const references = options.references ? verifyReferences(options.references, { inWrite }) : undefined
+  const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by, { inWrite }) : undefined
 
   const customDocs: Record<string, unknown> = {}
   for (const [name, method] of Object.entries(options.custom ?? {})) customDocs[name] = method.docs

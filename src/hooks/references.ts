@@ -1,5 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { HookContext } from '../declarations.js'
+import type { Knex } from 'knex'
+import { guardWrite } from '../engine/write-guards.js'
 import { databaseOf, targetOrganization } from './tenant-scope.js'
 
 export interface Reference {
@@ -19,14 +21,31 @@ export type ErrorsByIndex = Record<string, Record<string, string>>
 
 /**
  * Ids a body references must be live records of the same organization: a reference is never
- * a way into another tenant. All references of a body are checked in one query.
+ * a way into another tenant. All references of a body are checked in one query. With `inWrite`,
+ * a single write of a service that takes write guards checks them inside its own statement
+ * instead: only for a chain where nothing between this hook and the write relies on them.
  */
-export const verifyReferences = (references: Record<string, Reference>) => async (context: HookContext) => {
+export const verifyReferences = (references: Record<string, Reference>, { inWrite = false } = {}) => async (context: HookContext) => {
   const data = (context.data ?? {}) as Record<string, unknown>
-  if (!Object.keys(references).some((field) => data[field] !== undefined && data[field] !== null)) return context
-  const errors = await referenceErrors(context, references, await targetOrganization(context), [data])
-  if (errors[0]) throw new BadRequest('Invalid reference', { errors: errors[0] })
+  const present = Object.entries(references).filter(([field]) => data[field] !== undefined && data[field] !== null)
+  if (present.length === 0) return context
+  const organizationId = await targetOrganization(context)
+  const check = async () => {
+    const errors = await referenceErrors(context, references, organizationId, [data])
+    if (errors[0]) throw new BadRequest('Invalid reference', { errors: errors[0] })
+  }
+  const db = databaseOf(context)
+  const holds = db.raw(present.map(() => '(?)').join(' AND '), present.map(([field, reference]) => liveReference(db, reference, organizationId, data[field])))
+  if (!inWrite || !guardWrite(context, { holds, explain: check })) await check()
   return context
+}
+
+/** EXISTS: the id is a live record (or a member) of the organization. */
+function liveReference(db: Knex, reference: Reference, organizationId: number, id: unknown) {
+  const probe = reference.table === 'member'
+    ? db('organizations_users').where({ organization_id: organizationId, user_id: id as number })
+    : db(reference.table).where({ organization_id: organizationId, id: id as number, ...reference.where }).whereNull('deleted_at')
+  return db.raw('EXISTS (?)', [probe.select(db.raw('1'))])
 }
 
 /**

@@ -31,6 +31,7 @@ export const company = (app: Application) =>
     resolvers: { result: [companyResolver], external: companyExternalResolver, data: companyDataResolver, patch: companyPatchResolver },
     references: { owned_by_user_id: { table: 'member' } },
     customFields: { entity: 'company', by: 'name' },
+    checksInWrite: true,
     batch: {
       upsertKeys: {
         // The same website: the same host, whatever the case, scheme, path or a leading www. (website_domain, migration 20261123001300).

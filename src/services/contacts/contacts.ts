@@ -68,6 +68,8 @@ export const contact = (app: Application) =>
     alsoChanges: { merge: ['contacts.updated', 'contacts.deleted', 'deals.updated', 'activities.updated', 'conversations.updated', 'reservations.updated'] },
     joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
     rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
+    // storeNormalizedPhone reads no reference; the class writes through RecordService.
+    checksInWrite: true,
     batch: {
       upsertKeys: {
         email: { matches: (k) => `lower(t.email) = lower(${k})`, sent: (k) => `lower(${k})`, value: (row) => row.email, field: 'email' },

@@ -4,6 +4,7 @@ import type { Knex } from 'knex'
 import type { HookContext } from '../../declarations.js'
 import { oncePerCall } from '../../hooks/per-call.js'
 import { databaseOf, targetOrganization } from '../../hooks/tenant-scope.js'
+import { guardWrite } from '../../engine/write-guards.js'
 import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.js'
 
 /**
@@ -182,7 +183,7 @@ export function validateCustomFieldValues(
  * two concurrent patches of different fields both survive. Place it after validateData and
  * scopeToTenant (it needs the target organization).
  */
-export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: CustomFieldAddressing) => async (context: HookContext) => {
+export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: CustomFieldAddressing, { inWrite = false } = {}) => async (context: HookContext) => {
   const data = context.data as Record<string, any>
   const property = customFieldsProperty(by)
   const input = data[property] as Record<string, unknown> | undefined
@@ -190,9 +191,20 @@ export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: Custom
   const mode = context.method === 'create' ? 'create' : 'patch'
   if (mode === 'patch' && input === undefined) return context
   const organizationId = await targetOrganization(context)
+  const db = context.app.get('knex')
+  if (mode === 'create' && input === undefined) {
+    // No values: the write only needs the organization to require none, which its statement can check (inWrite).
+    const check = async () => void validateCustomFieldValues(await definitionsFor(context, organizationId, entityType), input, { by, mode })
+    const holds = db.raw('NOT EXISTS (?)', [
+      databaseOf(context)('custom_fields').select(db.raw('1'))
+        .where({ organization_id: organizationId, entity_type: entityType, required: true }).whereNull('deleted_at')
+    ])
+    if (!inWrite || !guardWrite(context, { holds, explain: check })) await check()
+    data.custom_fields = '{}'
+    return context
+  }
   const definitions = await definitionsFor(context, organizationId, entityType)
   const { set, cleared } = validateCustomFieldValues(definitions, input, { by, mode })
-  const db = context.app.get('knex')
   data.custom_fields = mode === 'create'
     ? JSON.stringify(set)
     : db.raw(`(coalesce(??, '{}'::jsonb) || ?::jsonb) - ?::text[]`, ['custom_fields', JSON.stringify(set), cleared])

@@ -1,0 +1,59 @@
+import type { Knex } from 'knex'
+import type { HookContext } from '../declarations.js'
+
+/**
+ * A check a single write makes inside its own statement instead of in a query before it: the
+ * INSERT or UPDATE writes only where every guard holds. When one does not, the guards' `explain`
+ * runs the full check, which throws the error the caller should see. The common call, where every
+ * check passes, costs no round trip of its own.
+ */
+export interface WriteGuard {
+  /** An SQL condition: true when the write may go ahead. */
+  holds: Knex.Raw
+  /** The full check: throws the error of a guard that does not hold, returns when it holds after all. */
+  explain: () => Promise<void>
+}
+
+/** A service whose single creates and patches take the guards of their calls (RecordService). */
+export interface GuardedWriter {
+  readonly guardsWrites: boolean
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /**
+     * Checks a service's write statement makes itself, by the service they were made for (a call
+     * made with a copy of these params for another service keeps its own).
+     */
+    writeGuards?: Map<unknown, WriteGuard[]>
+  }
+}
+
+const isGuardedWriter = (service: unknown): service is GuardedWriter => (service as Partial<GuardedWriter> | undefined)?.guardsWrites === true
+
+/**
+ * Hands a check to the write statement of this call, when its service makes single writes with
+ * guards: true when it took the guard, false when the hook must check by itself.
+ */
+export function guardWrite(context: HookContext, guard: WriteGuard): boolean {
+  const single = (context.method === 'create' && !Array.isArray(context.data)) || (context.method === 'patch' && context.id !== null && context.id !== undefined)
+  if (!single || !isGuardedWriter(context.service)) return false
+  const guards = (context.params.writeGuards ??= new Map())
+  guards.set(context.service, [...(guards.get(context.service) ?? []), guard])
+  return true
+}
+
+/** The guards a write of `service` must hold: taken, so that they apply to this write only. */
+export function takeGuards(service: unknown, params: { writeGuards?: Map<unknown, WriteGuard[]> }): WriteGuard[] {
+  const guards = params.writeGuards?.get(service) ?? []
+  params.writeGuards?.delete(service)
+  return guards
+}
+
+/** The guards joined into one condition, for a statement's WHERE. */
+export const allHold = (db: Knex, guards: WriteGuard[]) => db.raw(guards.map(() => '(?)').join(' AND '), guards.map((guard) => guard.holds))
+
+/** After a guarded write wrote nothing: throws the error of the guard that failed, if one did. */
+export async function explainGuards(guards: WriteGuard[]) {
+  for (const guard of guards) await guard.explain()
+}

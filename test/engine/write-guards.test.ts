@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { countQueries, startApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { addMember, createTenant } from '../helpers/fixtures.js'
+import type { Tenant } from '../helpers/fixtures.js'
+
+/**
+ * A single create or patch checks its references (and, for a create without custom values, that
+ * the organization requires none) inside its own statement: the same answers as a check by query,
+ * without the query. These tests hold the answers and the statement counts.
+ */
+describe('checks inside the write statement', () => {
+  let t: TestApp
+  let acme: Tenant
+  let globex: Tenant
+  let acmeCompany: number
+  let globexCompany: number
+  let deletedCompany: number
+
+  const contactsOf = async (tenant: Tenant) =>
+    Number((await t.db('contacts').where({ organization_id: tenant.organization.id }).count({ n: '*' }))[0].n)
+
+  beforeAll(async () => {
+    t = await startApp()
+    acme = await createTenant(t, 'Acme')
+    globex = await createTenant(t, 'Globex')
+    const company = async (tenant: Tenant, name: string) =>
+      (await t.http().post('/companies').set('x-api-key', tenant.apiKey).send({ organization_id: tenant.organization.id, name }).expect(201)).body.id as number
+    acmeCompany = await company(acme, 'Acme Widgets')
+    globexCompany = await company(globex, 'Globex Widgets')
+    deletedCompany = await company(acme, 'Gone Ltd')
+    await t.http().delete(`/companies/${deletedCompany}`).set('x-api-key', acme.apiKey).expect(200)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('when a contact is created with a live company of its organization and no custom values, then the insert is the only statement besides the webhook subscriber check', async () => {
+    const { result, count } = await countQueries(t.db, () =>
+      t.http().post('/contacts').set('x-api-key', acme.apiKey)
+        .send({ organization_id: acme.organization.id, first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id }))
+    expect(result.status, JSON.stringify(result.body)).toBe(201)
+    expect(result.body).toMatchObject({ first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id, custom_fields_by_name: {} })
+    expect(count).toBe(2)
+  })
+
+  it('when the company belongs to another organization, is deleted, or the owner is not a member, then 400 names the field and nothing is written', async () => {
+    const outsider = await createTenant(t, 'Initech')
+    const before = await contactsOf(acme)
+    for (const [field, value, message] of [
+      ['company_id', globexCompany, 'must be a company of this organization'],
+      ['company_id', deletedCompany, 'must be a company of this organization'],
+      ['owned_by_user_id', outsider.user.id, 'must be a member of this organization']
+    ] as const) {
+      const answer = await t.http().post('/contacts').set('x-api-key', acme.apiKey)
+        .send({ organization_id: acme.organization.id, first_name: 'Eve', [field]: value })
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400)
+      expect(answer.body.errors).toEqual({ [field]: message })
+    }
+    expect(await contactsOf(acme)).toBe(before)
+  })
+
+  it('when the organization requires a custom field and the create sends no values, then 400 names the field and nothing is written', async () => {
+    const tenant = await createTenant(t, 'Required Fields')
+    await t.http().post('/custom-fields').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, entity_type: 'contact', name: 'Tier', key: 'tier', field_type: 'text', required: true })
+      .expect(201)
+    const answer = await t.http().post('/contacts').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, first_name: 'Eve' })
+    expect(answer.status, JSON.stringify(answer.body)).toBe(400)
+    expect(answer.body.errors).toEqual({ 'custom_fields_by_name.Tier': 'is required' })
+    expect(await contactsOf(tenant)).toBe(0)
+    const valued = await t.http().post('/contacts').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, first_name: 'Eve', custom_fields_by_name: { Tier: 'gold' } })
+    expect(valued.status, JSON.stringify(valued.body)).toBe(201)
+  })
+
+  it('when a patch points at a company of another organization, then 400 names it and the record is unchanged; a patch of an unknown id is 404', async () => {
+    const contact = (await t.http().post('/contacts').set('x-api-key', acme.apiKey)
+      .send({ organization_id: acme.organization.id, first_name: 'Grace', company_id: acmeCompany }).expect(201)).body
+    const refused = await t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ first_name: 'Mallory', company_id: globexCompany })
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400)
+    expect(refused.body.errors).toEqual({ company_id: 'must be a company of this organization' })
+    const stored = await t.db('contacts').where({ id: contact.id }).first()
+    expect(stored).toMatchObject({ first_name: 'Grace', company_id: acmeCompany })
+
+    const { result, count } = await countQueries(t.db, () =>
+      t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ first_name: 'Grace H.', company_id: null }))
+    expect(result.status, JSON.stringify(result.body)).toBe(200)
+    expect(result.body).toMatchObject({ first_name: 'Grace H.', company_id: null })
+    expect(count).toBe(2)
+
+    await t.http().patch('/contacts/999999').set('x-api-key', acme.apiKey).send({ company_id: acmeCompany }).expect(404)
+  })
+
+  it('when a member is made owner of a contact by a patch, then the member reference is checked in the update and a non-member is refused', async () => {
+    const member = await addMember(t, acme, 'member')
+    const contact = (await t.http().post('/contacts').set('x-api-key', acme.apiKey)
+      .send({ organization_id: acme.organization.id, first_name: 'Linus' }).expect(201)).body
+    const patched = await t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ owned_by_user_id: member.user.id })
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200)
+    expect(patched.body.owned_by_user_id).toBe(member.user.id)
+    const refused = await t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ owned_by_user_id: globex.user.id })
+    expect(refused.status).toBe(400)
+    expect(refused.body.errors).toEqual({ owned_by_user_id: 'must be a member of this organization' })
+  })
+})
