@@ -1,9 +1,12 @@
 import crypto from 'node:crypto'
 import path from 'node:path'
 import fs from 'node:fs'
+import os from 'node:os'
+import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import knex from 'knex'
 import type { Knex } from 'knex'
+import type { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { isConnectionLoss } from './db-connections.js'
@@ -26,7 +29,7 @@ export const describeDatabase = (databaseUrl: string, dataDir: string) =>
       ? 'embedded Postgres in memory'
       : 'PostgreSQL server'
 
-async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Knex.Config> {
+async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<{ config: Knex.Config; templateToSave?: Template }> {
   const [{ PGlite }, { pg_trgm }, { btree_gist }, { btree_gin }, { unaccent }, { default: ClientPgLite }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite/contrib/pg_trgm'),
@@ -36,13 +39,21 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
     import('knex-pglite')
   ])
   let dir = MEMORY_DATABASE
-  const dump = isMemoryDatabase(databaseUrl) ? databaseUrl.slice(MEMORY_DATABASE.length) : ''
+  let dump = isMemoryDatabase(databaseUrl) ? databaseUrl.slice(MEMORY_DATABASE.length) : ''
   // The embedded database on disk belongs to one process: DATA_DIR stays locked until it closes.
   let release = () => {}
+  let templateToSave: Template | undefined
   if (!isMemoryDatabase(databaseUrl)) {
     release = lockDataDir(dataDir)
     dir = path.resolve(dataDir, 'pgdata')
     fs.mkdirSync(dir, { recursive: true })
+    // A fresh data directory starts as a copy of the migrated template; without one, it is
+    // created here, and saved as the template once migrated (createKnex).
+    if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+      const template = ownTemplate()
+      if (fs.existsSync(template.file)) dump = template.file
+      else if (canWrite(TEMPLATE_DIRECTORY)) templateToSave = template
+    }
   }
   const pglite = new PGlite({
     dataDir: dir,
@@ -61,11 +72,12 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<Kne
       release()
     }
   }
-  return {
+  const config = {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
     connection: () => ({ pglite }) as any
   } as Knex.Config
+  return { config, templateToSave }
 }
 
 // knex warns of every failed connection attempt with its stack, and of every connection it
@@ -86,7 +98,13 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
       log: { warn: warnUnlessConnectionError }
     })
   }
-  return knex(await embeddedConfig(databaseUrl, dataDir))
+  const { config, templateToSave } = await embeddedConfig(databaseUrl, dataDir)
+  const db = knex(config)
+  if (templateToSave) await saveAsTemplate(db, templateToSave).catch(async (error) => {
+    await db.destroy()
+    throw error
+  })
+  return db
 }
 
 export const isEmbedded = (db: Knex) => db.client.config.client !== 'pg'
@@ -146,9 +164,17 @@ export async function preparedRows<T>(db: Knex, { raw }: { raw: Knex.Raw }): Pro
  */
 class DirectoryMigrationSource implements Knex.MigrationSource<string> {
   constructor(
-    private directory: string,
+    readonly directory: string,
     private extension: '.ts' | '.js'
   ) {}
+
+  /** A hash of what the migrations would do: the names and contents of their files (lib/ too), and salt. */
+  fingerprint(salt: string) {
+    const hash = crypto.createHash('sha256').update(salt)
+    const files = fs.readdirSync(this.directory, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith(this.extension))
+    for (const file of files.sort()) hash.update(`\0${file}\0`).update(fs.readFileSync(path.join(this.directory, file)))
+    return hash.digest('hex').slice(0, 16)
+  }
 
   async getMigrations() {
     const files = await fs.promises.readdir(this.directory)
@@ -192,6 +218,86 @@ export async function migrate(db: Knex, sourceDirectory?: string) {
       await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_RETRY_MS))
     }
   }
+}
+
+// The service's root directory: this module is src/db.ts, compiled dist/src/db.js.
+const projectRoot = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? '../..' : '..', import.meta.url))
+const TEMPLATE_DIRECTORY = path.join(projectRoot, 'node_modules', '.cache', 'crm-api')
+
+const pgliteVersion = () => {
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite')
+  return JSON.parse(fs.readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')).version as string
+}
+
+const canWrite = (directory: string) => {
+  try {
+    fs.mkdirSync(directory, { recursive: true })
+    fs.accessSync(directory, fs.constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Writes through a rename: a process that reads the file finds it whole or not at all. */
+function writeWhole(file: string, contents: Buffer) {
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`)
+  fs.writeFileSync(temporary, contents)
+  fs.renameSync(temporary, file)
+}
+
+/** The PGlite instance under an embedded database's knex. */
+const pgliteOf = (db: Knex) => (db.client.config.connection as () => { pglite: PGlite })().pglite
+
+/**
+ * The template a fresh embedded data directory starts from, instead of running initdb and every
+ * migration: the dump (PGlite's dumpDataDir) of an empty database migrated by the service's own
+ * migrations, kept in node_modules/.cache/crm-api/. Its name hashes the PGlite version and every
+ * migration file, so a template of another migration set is never loaded (the migrator still runs
+ * on every copy); it starts with a hash of the migrations directory, whose earlier templates alone
+ * a new one replaces (never those of another checkout sharing node_modules).
+ */
+interface Template {
+  /** Where its dump is kept. */
+  file: string
+  /** How the names of the templates of the same migrations directory start. */
+  prefix: string
+}
+
+function ownTemplate(): Template {
+  const source = ownMigrations()
+  const prefix = `migrated-${crypto.createHash('sha256').update(source.directory).digest('hex').slice(0, 8)}-`
+  return { prefix, file: path.join(TEMPLATE_DIRECTORY, `${prefix}${source.fingerprint(pgliteVersion())}.tar`) }
+}
+
+/**
+ * Migrates a database this process has just created, before anything else can write to it, and
+ * saves its dump as the template: the first fresh data directory pays only for the dump.
+ */
+async function saveAsTemplate(db: Knex, { file, prefix }: Template) {
+  await migrate(db)
+  writeWhole(file, Buffer.from(await (await pgliteOf(db).dumpDataDir('none')).arrayBuffer()))
+  for (const name of fs.readdirSync(TEMPLATE_DIRECTORY)) {
+    if (name.startsWith(prefix) && name !== path.basename(file)) fs.rmSync(path.join(TEMPLATE_DIRECTORY, name), { force: true })
+  }
+}
+
+/**
+ * The template's file, made first if missing (by creating a scratch data directory); undefined
+ * where it cannot be kept (a read-only installation, where fresh data directories are created
+ * and migrated in place). The tests' in-memory databases start as copies of it.
+ */
+export async function migratedTemplate(): Promise<string | undefined> {
+  const { file } = ownTemplate()
+  if (!fs.existsSync(file) && canWrite(TEMPLATE_DIRECTORY)) {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-template-'))
+    try {
+      await (await createKnex('', scratch)).destroy()
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true })
+    }
+  }
+  return fs.existsSync(file) ? file : undefined
 }
 
 export const database = async (app: Application) => {

@@ -5,6 +5,7 @@ import { DateTime } from 'luxon'
 import { createApp } from './app.js'
 import { migrate } from './db.js'
 import type { Application } from './declarations.js'
+import { totalOf } from './services/deals/money.js'
 import { exitOnStartupError } from './startup.js'
 
 // `npm run seed`: a demo owner and organization with data in every part of the API (companies
@@ -163,8 +164,8 @@ async function fillOrganization(app: Application, params: Params, userId: number
   const dealProducts: any[] = await create('deal-products', lines)
   // A deal's amount is what its lines add up to.
   for (const deal of deals) {
-    const total = dealProducts.filter((line) => line.deal_id === deal.id).reduce((sum, line) => sum + Number(line.total_amount_without_tax), 0)
-    await patch('deals', deal.id, { amount: Math.round(total * 100) / 100 })
+    const totals = dealProducts.filter((line) => line.deal_id === deal.id).map((line) => line.total_amount_without_tax)
+    await patch('deals', deal.id, { amount: totalOf(totals) })
   }
 
   // Activities on the working days of this week and the next.

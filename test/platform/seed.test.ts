@@ -11,8 +11,7 @@ const left = leftovers('crm-seed-')
 afterAll(() => left.clear())
 
 // What a first seed may take while other heavy tests share the machine. The target on an idle
-// machine is stricter (README, "Try it with data"); most of a first run is creating the embedded
-// database itself.
+// machine is stricter (README, "Running it").
 const SEED_MS = 30_000
 
 async function seed(dataDir: string, env: Record<string, string> = {}) {

@@ -21,6 +21,9 @@ export const exact = (value: number | string) => new Exact(typeof value === 'num
 /** Rounded half-up to cents, as a decimal string with two places ('217.80'). */
 export const toCents = (value: Exact) => value.toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2)
 
+/** The exact sum of amounts, in cents ('1234.50'): a deal's amount from its lines' totals. */
+export const totalOf = (amounts: (number | string)[]) => toCents(amounts.reduce<Exact>((sum, amount) => sum.plus(exact(amount)), new Exact(0)))
+
 const ISO_4217 = new Set(Intl.supportedValuesOf('currency'))
 
 export const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code in capitals, e.g. EUR' })
