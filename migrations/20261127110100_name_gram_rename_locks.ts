@@ -7,7 +7,7 @@ import { COUNTER_SLOT } from './lib/counters.js'
  * backend's slot): two renames in one slot could each hold a counter the other needed next, and
  * Postgres broke the deadlock by failing one of them (a 409 to the client). The trigger now locks
  * every counter both statements will change, old and new grams together, in one ordered pass
- * first, so concurrent renames wait for each other instead.
+ * first (creating the missing ones), so concurrent renames wait for each other instead.
  */
 const gramsOf = (record: string) =>
   `SELECT substr(${record}.search_name, i, n) AS gram
@@ -29,14 +29,16 @@ const insertNewGrams = `
   FROM (SELECT DISTINCT new_grams.gram FROM (${gramsOf('NEW')}) AS new_grams) AS g
   WHERE NEW.deleted_at IS NULL`
 
+// One ordered upsert: it locks the counters that exist and creates (at zero) and locks those that
+// do not, in (organization, gram) order; WHERE false locks a conflicting row without writing it.
 const lockCounters = `
-  PERFORM 1 FROM contact_name_gram_counts
-  WHERE slot = ${COUNTER_SLOT}
-    AND (organization_id, gram) IN (
-      SELECT OLD.organization_id, old_grams.gram FROM (${gramsOf('OLD')}) AS old_grams WHERE OLD.deleted_at IS NULL
-      UNION SELECT NEW.organization_id, new_grams.gram FROM (${gramsOf('NEW')}) AS new_grams WHERE NEW.deleted_at IS NULL)
-  ORDER BY organization_id, gram
-  FOR UPDATE`
+  INSERT INTO contact_name_gram_counts AS c (organization_id, gram, slot, entries)
+  SELECT k.organization_id, k.gram, ${COUNTER_SLOT}, 0 FROM (
+    SELECT OLD.organization_id, old_grams.gram FROM (${gramsOf('OLD')}) AS old_grams WHERE OLD.deleted_at IS NULL
+    UNION SELECT NEW.organization_id, new_grams.gram FROM (${gramsOf('NEW')}) AS new_grams WHERE NEW.deleted_at IS NULL
+  ) AS k(organization_id, gram)
+  ORDER BY k.organization_id, k.gram
+  ON CONFLICT (organization_id, gram, slot) DO UPDATE SET entries = c.entries WHERE false`
 
 const definition = (body: string) => `CREATE OR REPLACE FUNCTION contact_name_grams_updated() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN ${body}; RETURN NULL; END $$`
