@@ -249,6 +249,13 @@ function writeWhole(file: string, contents: Buffer) {
 /** The PGlite instance under an embedded database's knex. */
 const pgliteOf = (db: Knex) => (db.client.config.connection as () => { pglite: PGlite })().pglite
 
+interface Template {
+  /** Where its dump is kept. */
+  file: string
+  /** How the names of the templates of the same migrations directory start. */
+  prefix: string
+}
+
 /**
  * The template a fresh embedded data directory starts from, instead of running initdb and every
  * migration: the dump (PGlite's dumpDataDir) of an empty database migrated by the service's own
@@ -257,13 +264,6 @@ const pgliteOf = (db: Knex) => (db.client.config.connection as () => { pglite: P
  * on every copy); it starts with a hash of the migrations directory, whose earlier templates alone
  * a new one replaces (never those of another checkout sharing node_modules).
  */
-interface Template {
-  /** Where its dump is kept. */
-  file: string
-  /** How the names of the templates of the same migrations directory start. */
-  prefix: string
-}
-
 function ownTemplate(): Template {
   const source = ownMigrations()
   const prefix = `migrated-${crypto.createHash('sha256').update(source.directory).digest('hex').slice(0, 8)}-`
