@@ -5,7 +5,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { freePort, OwnRedisServer, SHARED_REDIS_URL, uniquePrefix } from './redis-server.js'
+import { OwnRedisServer, quietPort, SHARED_REDIS_URL, uniquePrefix } from './redis-server.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -63,7 +63,7 @@ describe.skipIf(!process.env.DATABASE_URL)('two app instances on one Redis', () 
 
 describe('Redis unreachable', () => {
   it('when Redis is down from start-up, then requests are served with a per-instance limit, and Redis is used once it comes up', async () => {
-    const server = new OwnRedisServer(await freePort())
+    const server = new OwnRedisServer(await quietPort())
     const prefix = uniquePrefix()
     const t = await startApp({ redisUrl: server.url, rateLimitPrefix: prefix, rateLimitPoints: 3, rateLimitWindowS: 600 })
     try {
