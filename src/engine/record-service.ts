@@ -272,7 +272,7 @@ export class RecordService<
       if (guards.length > 0) {
         const row = await this.guardedInsert(data, guards, params)
         if (row) return row as Result
-        await explainGuards(guards)
+        Object.assign(params, await explainGuards(guards))
       }
       const [row] = await this.db(params).insert(data).returning('*')
       return row as Result
@@ -393,7 +393,7 @@ export class RecordService<
     let rows = await write.update(changes).returning('*')
     if (rows.length === 0 && guards.length > 0) {
       // Not the record, or a guard that failed: the guard's own error comes first.
-      await explainGuards(guards)
+      Object.assign(params, await explainGuards(guards))
       rows = await this.scopedWrite(id, params).update(changes).returning('*')
     }
     if (id !== null) {

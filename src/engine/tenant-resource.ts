@@ -365,7 +365,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   }
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
-  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), options.alsoChanges)
+  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), { alsoChanges: options.alsoChanges, checksInWrite: inWrite })
   app.service(path).hooks({
     around: {
       all: [authenticationFor(options), ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]

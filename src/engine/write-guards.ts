@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import type { Params } from '@feathersjs/feathers'
 import type { HookContext } from '../declarations.js'
 
 /**
@@ -10,8 +11,11 @@ import type { HookContext } from '../declarations.js'
 export interface WriteGuard {
   /** An SQL condition: true when the write may go ahead. */
   holds: Knex.Raw
-  /** The full check: throws the error of a guard that does not hold, returns when it holds after all. */
-  explain: () => Promise<void>
+  /**
+   * The full check: throws the error of a guard that does not hold, returns when it holds after
+   * all; or returns params the write must run with to go ahead (a transaction it opened).
+   */
+  explain: () => Promise<void | Partial<Params>>
 }
 
 /** A service whose single creates and patches take the guards of their calls (RecordService). */
@@ -53,7 +57,12 @@ export function takeGuards(service: unknown, params: { writeGuards?: Map<unknown
 /** The guards joined into one condition, for a statement's WHERE. */
 export const allHold = (db: Knex, guards: WriteGuard[]) => db.raw(guards.map(() => '(?)').join(' AND '), guards.map((guard) => guard.holds))
 
-/** After a guarded write wrote nothing: throws the error of the guard that failed, if one did. */
-export async function explainGuards(guards: WriteGuard[]) {
-  for (const guard of guards) await guard.explain()
+/**
+ * After a guarded write wrote nothing: throws the error of the guard that failed, if one did;
+ * else gives the params its write must run again with (the service's params may be a copy).
+ */
+export async function explainGuards(guards: WriteGuard[]): Promise<Partial<Params>> {
+  const runWith: Partial<Params> = {}
+  for (const guard of guards) Object.assign(runWith, await guard.explain())
+  return runWith
 }

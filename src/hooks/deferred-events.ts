@@ -56,23 +56,55 @@ export const deferEvent = async (context: HookContext) => {
   context.event = null
 }
 
+/** The params a call passes to run inside a transaction: the transaction and its pending events. */
+export interface TransactionParams {
+  transaction: { trx: Knex.Transaction }
+  pendingEvents: PendingEvent[]
+}
+
+/** A transaction opened by openTransaction, which its opener ends. */
+export interface OpenTransaction {
+  params: TransactionParams
+  /** Commits, then emits the pending events in call order. */
+  commit: () => Promise<void>
+  /** Rolls back and drops the pending events; gives the error to throw for the one that ended it. */
+  rollback: (error: unknown) => Promise<unknown>
+}
+
 /**
- * Runs several service calls in one transaction: fn gets the params to pass to each call
- * (the transaction and the list of pending events). The events are emitted after the commit,
- * in call order, and dropped on rollback. A call that fails because an earlier statement failed
- * and was caught fails with that statement's error, the one that says what was wrong.
+ * Opens a transaction whose events wait for its commit. A call that fails because an earlier
+ * statement failed and was caught fails with that statement's error, the one that says what was
+ * wrong (rollback gives it).
  */
-export async function inTransaction<T>(knex: Knex, fn: (params: { transaction: { trx: Knex.Transaction }; pendingEvents: PendingEvent[] }) => Promise<T>): Promise<T> {
+export async function openTransaction(knex: Knex): Promise<OpenTransaction> {
+  const trx = await knex.transaction()
   const pendingEvents: PendingEvent[] = []
-  const result = await knex.transaction(async (trx) => {
-    const causeOf = abortingFailure(trx)
-    try {
-      return await fn({ transaction: { trx }, pendingEvents })
-    } catch (error) {
-      throw causeOf(error)
+  const causeOf = abortingFailure(trx)
+  return {
+    params: { transaction: { trx }, pendingEvents },
+    async commit() {
+      await trx.commit()
+      for (const { service, event, data, context } of pendingEvents.splice(0)) service.emit(event, data, context)
+    },
+    async rollback(error) {
+      pendingEvents.length = 0
+      // A transaction whose connection was lost cannot be rolled back; the error that ended it stands.
+      await trx.rollback().catch(() => undefined)
+      return causeOf(error)
     }
-  })
-  for (const { service, event, data, context } of pendingEvents) service.emit(event, data, context)
+  }
+}
+
+/** Runs several service calls in one transaction: fn gets the params to pass to each call. */
+export async function inTransaction<T>(knex: Knex, fn: (params: TransactionParams) => Promise<T>): Promise<T> {
+  const open = await openTransaction(knex)
+  let result: T
+  try {
+    result = await fn(open.params)
+  } catch (error) {
+    throw await open.rollback(error)
+  }
+  await open.commit()
   return result
 }
 

@@ -1,10 +1,13 @@
 import type { Knex } from 'knex'
 import type { HookContext, NextFunction } from '../declarations.js'
-import { enqueueEvents, eventTypeOf, hasSubscribers, previousAttributes } from '../webhooks/events.js'
+import { enqueueEvents, eventTypeOf, hasSubscribers, nobodySubscribed, previousAttributes } from '../webhooks/events.js'
 import type { ChangedRecord } from '../webhooks/events.js'
 import { isRecordId } from '../schemas.js'
 import { secretFieldsOf } from '../secret-fields.js'
-import { deferEvent, inTransaction } from './deferred-events.js'
+import { guardWrite } from '../engine/write-guards.js'
+import type { WriteGuard } from '../engine/write-guards.js'
+import { deferEvent, inTransaction, openTransaction } from './deferred-events.js'
+import type { OpenTransaction } from './deferred-events.js'
 import { storeAnswerOfCall } from './idempotency.js'
 import { accessibleOrganizations } from './tenant-scope.js'
 
@@ -43,35 +46,97 @@ const representations = new Map<string, Represent>()
  * Otherwise a transaction is opened only when the request carries an Idempotency-Key or an
  * active subscription wants the event; every other write runs as before. Its Feathers events
  * wait for the commit (deferred events).
+ *
+ * With `checksInWrite` (the resource's single writes are RecordService's own statement), "nobody
+ * subscribed" is a guard of that statement instead of a query before it: the common write is one
+ * statement, and only when the guard fails does the write open its transaction and run again there.
  */
-export const writeTransaction = (path: string, represent: Represent, alsoChanges: Record<string, string[]> = {}) => {
+export const writeTransaction = (path: string, represent: Represent, { alsoChanges = {}, checksInWrite = false }: { alsoChanges?: Record<string, string[]>; checksInWrite?: boolean } = {}) => {
   representations.set(path, represent)
-  return writeTransactionHook(path, represent, alsoChanges)
+  return writeTransactionHook(path, represent, alsoChanges, checksInWrite)
 }
 
-const writeTransactionHook = (path: string, represent: Represent, alsoChanges: Record<string, string[]>) => async (context: HookContext, next: NextFunction) => {
+const writeTransactionHook = (path: string, represent: Represent, alsoChanges: Record<string, string[]>, checksInWrite: boolean) => async (context: HookContext, next: NextFunction) => {
   if (READS.has(context.method)) return next()
   const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
   const outer: Knex.Transaction | undefined = context.params.transaction?.trx
   if (outer) {
-    await runInside(outer, context, next, path, represent)
+    const before = await storedBefore(outer, context, path)
+    await next()
+    await afterWrite(outer, context, before, path, represent)
     // Its events wait for the caller's commit too (when the caller collects them).
     return deferEvent(context)
   }
   const knex = context.app.get('knex')
   const claimed = context.params.idempotency
   const storesAnswer = Boolean(claimed && !claimed.stored && context.params.provider)
-  if (!storesAnswer && !(await anySubscribers(knex, types, organizationsOf(context)))) return next()
+  if (!storesAnswer) {
+    const organizations = organizationsOf(context)
+    if (checksInWrite && types.length > 0) {
+      const write = new OpenedWhenSubscribed(context, path, types, organizations)
+      if (guardWrite(context, write.guard())) return write.run(next, represent)
+    }
+    if (!(await hasSubscribers(knex, types, organizations))) return next()
+  }
   await inTransaction(knex, async (inside) => {
     Object.assign(context.params, inside)
     try {
-      await runInside(inside.transaction.trx, context, next, path, represent)
+      const before = await storedBefore(inside.transaction.trx, context, path)
+      await next()
+      await afterWrite(inside.transaction.trx, context, before, path, represent)
       await deferEvent(context)
     } finally {
       delete context.params.transaction
       delete context.params.pendingEvents
     }
   })
+}
+
+/**
+ * A single write whose statement holds "nobody subscribed" as a guard: when the guard fails, the
+ * write opens its transaction (reading a patch's stored row there) before its statement runs
+ * again, and its events are enqueued and committed with it.
+ */
+class OpenedWhenSubscribed {
+  private open?: OpenTransaction
+  private before?: Record<string, any>
+
+  constructor(
+    private readonly context: HookContext,
+    private readonly path: string,
+    private readonly types: string[],
+    private readonly organizations: number[] | null
+  ) {}
+
+  guard(): WriteGuard {
+    const knex = this.context.app.get('knex')
+    return {
+      holds: nobodySubscribed(knex, this.types, this.organizations),
+      explain: async () => {
+        if (!(await hasSubscribers(knex, this.types, this.organizations))) return
+        this.open = await openTransaction(knex)
+        Object.assign(this.context.params, this.open.params)
+        this.before = await storedBefore(this.open.params.transaction.trx, this.context, this.path)
+        return this.open.params
+      }
+    }
+  }
+
+  async run(next: NextFunction, represent: Represent) {
+    const { context } = this
+    try {
+      await next()
+      if (!this.open) return
+      await afterWrite(this.open.params.transaction.trx, context, this.before, this.path, represent)
+      await deferEvent(context)
+    } catch (error) {
+      throw this.open ? await this.open.rollback(error) : error
+    } finally {
+      delete context.params.transaction
+      delete context.params.pendingEvents
+    }
+    await this.open?.commit()
+  }
 }
 
 /** The batch methods (docs/bulk-and-sync.md) and the methods whose events their records have. */
@@ -82,17 +147,21 @@ const METHOD_OF_EVENT = { created: 'create', patched: 'patch', removed: 'remove'
 const eventTypesOf = (path: string, method: string) =>
   (BATCH_METHODS[method] ?? [method]).map((m) => eventTypeOf(path, m)).filter((type): type is string => Boolean(type))
 
-async function anySubscribers(knex: Knex, types: string[], organizations: number[] | null) {
-  for (const type of types) if (await hasSubscribers(knex, type, organizations)) return true
-  return false
+/**
+ * Before the write, in its transaction: the stored row a patch with an event is about to change,
+ * and the list of what the call changes besides (shared by reference: calls inside this one, with
+ * params copied, add to it).
+ */
+async function storedBefore(trx: Knex.Transaction, context: HookContext, path: string) {
+  context.params.alsoChanged ??= []
+  const patchesOne = context.method === 'patch' && context.id !== null && context.id !== undefined
+  return patchesOne && eventTypeOf(path, context.method) ? storedRecord(trx, context) : undefined
 }
 
-async function runInside(trx: Knex.Transaction, context: HookContext, next: NextFunction, path: string, represent: Represent) {
+/** After the write, in its transaction: its events, those of what it changed besides, its stored answer. */
+async function afterWrite(trx: Knex.Transaction, context: HookContext, before: Record<string, any> | undefined, path: string, represent: Represent) {
   const type = eventTypeOf(path, context.method)
-  const before = type && context.method === 'patch' && context.id !== null && context.id !== undefined ? await storedRecord(trx, context) : undefined
-  // Shared by reference: calls inside this one (with params copied) add to the same list.
-  const alsoChanged: AlsoChanged[] = (context.params.alsoChanged ??= [])
-  await next()
+  const alsoChanged = context.params.alsoChanged ?? []
   let enqueued = 0
   if (type) enqueued += await enqueueEvents(trx, type, await changedRecords(context, before, represent), secretsOf(context, path))
   if (context.params.batchEvents) enqueued += await enqueueBatchEvents(trx, context, path)
@@ -119,7 +188,7 @@ async function enqueueAlsoChanged(trx: Knex.Transaction, changes: AlsoChanged[],
     const representation = representations.get(path)
     if (!type || !representation) continue
     const organizations = [...new Set(run.map(({ record }) => record.organization_id).filter((id) => typeof id === 'number'))]
-    if (!(await hasSubscribers(trx, type, organizations))) continue
+    if (!(await hasSubscribers(trx, [type], organizations))) continue
     const records = await Promise.all(run.map(async ({ record }) => ({ object: await representation(record, context) })))
     enqueued += await enqueueEvents(trx, type, records, secretsOf(context, path))
   }

@@ -43,21 +43,27 @@ export function eventTypeOf(path: string, method: string): string | undefined {
   return match ? `${match[1]}.${action}` : undefined
 }
 
-/** The live, active subscriptions that want this event type, in the given organizations (null: in any). */
-const subscribersOf = (db: Knex | Knex.Transaction, type: string, organizationIds: number[] | null) => {
+/** The live, active subscriptions that want any of these event types, in the given organizations (null: in any). */
+const subscribersOf = (db: Knex | Knex.Transaction, types: string[], organizationIds: number[] | null) => {
   const query = db('webhook_subscriptions')
     .where('is_active', true)
     .whereNull('deleted_at')
-    .where((q) => q.whereRaw('events @> ?::jsonb', [JSON.stringify([type])]).orWhereRaw('events @> ?::jsonb', [JSON.stringify([WILDCARD])]))
+    .where((q) => {
+      for (const type of [...types, WILDCARD]) q.orWhereRaw('events @> ?::jsonb', [JSON.stringify([type])])
+    })
   if (organizationIds) query.whereIn('organization_id', organizationIds)
   return query
 }
 
-/** Whether a change of this type in any of these organizations would be delivered anywhere (one indexed read). */
-export async function hasSubscribers(db: Knex, type: string, organizationIds: number[] | null): Promise<boolean> {
-  if (organizationIds && organizationIds.length === 0) return false
-  return Boolean(await subscribersOf(db, type, organizationIds).first('id'))
+/** Whether a change of these types in any of these organizations would be delivered anywhere (one indexed read). */
+export async function hasSubscribers(db: Knex, types: string[], organizationIds: number[] | null): Promise<boolean> {
+  if (types.length === 0 || (organizationIds && organizationIds.length === 0)) return false
+  return Boolean(await subscribersOf(db, types, organizationIds).first('id'))
 }
+
+/** The same question as an SQL condition, true when nobody would receive such a change (a write guard). */
+export const nobodySubscribed = (db: Knex, types: string[], organizationIds: number[] | null) =>
+  db.raw('NOT EXISTS (?)', [subscribersOf(db, types, organizationIds).select(db.raw('1'))])
 
 export interface ChangedRecord {
   /** The record as the API returns it. */
@@ -76,7 +82,7 @@ export interface ChangedRecord {
 export async function enqueueEvents(trx: Knex.Transaction, type: string, records: ChangedRecord[], secretFields: readonly string[]): Promise<number> {
   const organizationIds = [...new Set(records.map((record) => record.object.organization_id).filter((id) => typeof id === 'number'))]
   if (organizationIds.length === 0) return 0
-  const subscriptions: { id: number; organization_id: number }[] = await subscribersOf(trx, type, organizationIds)
+  const subscriptions: { id: number; organization_id: number }[] = await subscribersOf(trx, [type], organizationIds)
     .select('id', 'organization_id')
     .orderBy('id')
   if (subscriptions.length === 0) return 0

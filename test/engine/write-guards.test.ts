@@ -35,13 +35,13 @@ describe('checks inside the write statement', () => {
     await t?.close()
   })
 
-  it('when a contact is created with a live company of its organization and no custom values, then the insert is the only statement besides the webhook subscriber check', async () => {
+  it('when a contact is created with a live company of its organization and no custom values, then the insert, which also checks that nobody subscribed to its event, is the only statement', async () => {
     const { result, count } = await countQueries(t.db, () =>
       t.http().post('/contacts').set('x-api-key', acme.apiKey)
         .send({ organization_id: acme.organization.id, first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id }))
     expect(result.status, JSON.stringify(result.body)).toBe(201)
     expect(result.body).toMatchObject({ first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id, custom_fields_by_name: {} })
-    expect(count).toBe(2)
+    expect(count).toBe(1)
   })
 
   it('when the company belongs to another organization, is deleted, or the owner is not a member, then 400 names the field and nothing is written', async () => {
@@ -88,7 +88,7 @@ describe('checks inside the write statement', () => {
       t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ first_name: 'Grace H.', company_id: null }))
     expect(result.status, JSON.stringify(result.body)).toBe(200)
     expect(result.body).toMatchObject({ first_name: 'Grace H.', company_id: null })
-    expect(count).toBe(2)
+    expect(count).toBe(1)
 
     await t.http().patch('/contacts/999999').set('x-api-key', acme.apiKey).send({ company_id: acmeCompany }).expect(404)
   })
@@ -103,5 +103,37 @@ describe('checks inside the write statement', () => {
     const refused = await t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ owned_by_user_id: globex.user.id })
     expect(refused.status).toBe(400)
     expect(refused.body.errors).toEqual({ owned_by_user_id: 'must be a member of this organization' })
+  })
+
+  it('when somebody subscribed to the event, then the write opens its transaction: the event is stored with the change, a refused write stores neither, and a patch event carries the old values', async () => {
+    const tenant = await createTenant(t, 'Subscribed')
+    t.app.set('webhookAllowPrivate', true)
+    const subscription = (await t.http().post('/webhook-subscriptions').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, url: 'http://127.0.0.1:9/hooks', events: ['contacts.created', 'contacts.updated'] })
+      .expect(201)).body
+    const payloads = async () => (await t.db('webhook_deliveries').where({ subscription_id: subscription.id }).orderBy('id').select('type', 'payload'))
+      .map((row: any) => ({ type: row.type, data: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).data }))
+
+    const refused = await t.http().post('/contacts').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, first_name: 'Eve', company_id: acmeCompany })
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400)
+    expect(refused.body.errors).toEqual({ company_id: 'must be a company of this organization' })
+    expect(await contactsOf(tenant)).toBe(0)
+    expect(await payloads()).toEqual([])
+
+    const { result, sql } = await countQueries(t.db, () => t.http().post('/contacts').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, first_name: 'Ada', last_name: 'Old' }))
+    expect(result.status, JSON.stringify(result.body)).toBe(201)
+    expect(sql.filter((text) => /^begin/i.test(text))).toHaveLength(1)
+    expect(sql.filter((text) => /^commit/i.test(text))).toHaveLength(1)
+    const patched = await t.http().patch(`/contacts/${result.body.id}`).set('x-api-key', tenant.apiKey).send({ last_name: 'New' })
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200)
+    await t.http().patch('/contacts/999999').set('x-api-key', tenant.apiKey).send({ last_name: 'Nobody' }).expect(404)
+
+    const events = await payloads()
+    expect(events.map((event) => event.type)).toEqual(['contacts.created', 'contacts.updated'])
+    expect(events[0].data.object).toEqual(result.body)
+    expect(events[1].data.object).toEqual(patched.body)
+    expect(events[1].data.previous_attributes).toEqual({ last_name: 'Old' })
   })
 })
