@@ -12,25 +12,32 @@ const missing = browserMissing()
 
 /**
  * An operation's block on the page. Swagger UI renders only the operations near the viewport, and
- * on a loaded machine it renders behind the scrolling: the page is scrolled down a screen at a time,
- * back to the top when it reaches the bottom, until the block exists.
+ * on a loaded machine it renders behind the scrolling (and may render a block again, detaching the
+ * one found): the page is scrolled down a screen at a time, back to the top when it reaches the
+ * bottom, until the block exists and can be scrolled into view.
  */
 async function operation(page: Page, tag: string, operationId: string): Promise<Locator> {
   const block = page.locator(`#operations-${tag}-${operationId}`)
   const deadline = Date.now() + 60_000
   await page.evaluate(() => window.scrollTo(0, 0))
-  while ((await block.count()) === 0) {
-    if (Date.now() > deadline) throw new Error(`Swagger UI did not render the block of ${operationId} within 60 s`)
-    const moved = await page.evaluate(() => {
-      const before = window.scrollY
-      window.scrollBy(0, window.innerHeight)
-      return window.scrollY !== before
-    })
-    if (!moved) await page.evaluate(() => window.scrollTo(0, 0))
-    await page.waitForTimeout(20)
+  for (;;) {
+    while ((await block.count()) === 0) {
+      if (Date.now() > deadline) throw new Error(`Swagger UI did not render the block of ${operationId} within 60 s`)
+      const moved = await page.evaluate(() => {
+        const before = window.scrollY
+        window.scrollBy(0, window.innerHeight)
+        return window.scrollY !== before
+      })
+      if (!moved) await page.evaluate(() => window.scrollTo(0, 0))
+      await page.waitForTimeout(20)
+    }
+    try {
+      await block.scrollIntoViewIfNeeded({ timeout: 5_000 })
+      return block
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+    }
   }
-  await block.scrollIntoViewIfNeeded()
-  return block
 }
 
 /** Opens an operation, presses "Try it out", lets `fill` type into the form, executes it: the status and body the page shows. */
