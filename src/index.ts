@@ -54,16 +54,22 @@ async function serve() {
 
 /**
  * app.listen() as Feathers' Koa transport does it, except that a port it cannot bind (taken since
- * the pre-flight check) rejects as a StartupError before the application is set up.
+ * the pre-flight check) rejects as a StartupError before the application is set up. A single
+ * process binds first and answers 503 on /health while it sets up; a worker of several binds once
+ * set up, since the primary hands connections only to the workers that listen, and none should
+ * reach a worker still starting while another one answers.
  */
 async function listen(app: Application, port: number, host: string): Promise<Server> {
   const server = http.createServer(app.callback())
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(listenProblem(error, host, port) ?? error))
-    server.listen(port, host, () => resolve())
-  })
+  const bind = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', (error) => reject(listenProblem(error, host, port) ?? error))
+      server.listen(port, host, () => resolve())
+    })
+  if (!cluster.isWorker) await bind()
   app.server = server
   await app.setup(server)
+  if (cluster.isWorker) await bind()
   return server
 }
 

@@ -14,6 +14,8 @@ import { upsertRows } from './upsert.js'
 import { allHold, explainGuards, takeGuards } from './write-guards.js'
 import type { GuardedWriter, WriteGuard } from './write-guards.js'
 import { columnsOf, quote } from './catalog.js'
+import { CompiledReads } from './compiled-reads.js'
+import type { ReadValues } from './compiled-reads.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
 
 export type { UpsertKey, UpsertRecord }
@@ -90,6 +92,16 @@ const qualify = (table: string, column: string) => (column.includes('.') ? colum
 const COMPARISONS = new Set(['>', '>=', '<', '<='])
 const PAGING = new Set(['$limit', '$skip', '$sort', '$select'])
 
+// A number for each declared set of relations (the factory's arrays live as long as the app).
+const relationSets = new WeakMap<Relation[], number>()
+let relationSetCount = 0
+const relationsKey = (relations: Relation[] | undefined) => {
+  if (!relations) return 0
+  let key = relationSets.get(relations)
+  if (key === undefined) relationSets.set(relations, (key = ++relationSetCount))
+  return key
+}
+
 /**
  * The shared base of every table-backed service: Feathers' knex adapter with soft delete,
  * tenant-safe filters, keyset pages and batch writes, and one read path. Every list and every read
@@ -106,6 +118,8 @@ export class RecordService<
   private readModel?: ReadModel
   /** Single creates and patches check their calls' write guards in their own statement (write-guards.ts). */
   readonly guardsWrites: boolean = true
+  /** Reads by id, compiled once per shape. */
+  private readonly compiledReads = new CompiledReads()
 
   get table() {
     return this.options.name
@@ -236,10 +250,19 @@ export class RecordService<
   }
 
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
-    const builder = params.knex ? params.knex.clone() : this.createQuery({ ...params, query: { ...params.query, $limit: undefined, $skip: undefined, $sort: undefined } })
-    const rows = builder.where(`${this.table}.id`, id).clearOrder().limit(1)
     const db = this.dbOf(params)
-    const text = await this.run(db, await this.model.record(db, rows, this.shapeOf(params)))
+    const shape = this.shapeOf(params)
+    const read = async ({ query, id }: ReadValues) => {
+      const builder = params.knex ? params.knex.clone() : this.createQuery({ ...params, query })
+      return this.model.record(db, builder.where(`${this.table}.id`, id as Id).clearOrder().limit(1), shape)
+    }
+    // Paging means nothing to a read by id (the query validation may have set a default $limit).
+    const values = { query: { ...params.query, $limit: undefined, $skip: undefined, $sort: undefined }, id }
+    // A $select or a caller's own builder is the call's alone: built for it, never kept.
+    const statement = params.knex || shape.select
+      ? await read(values)
+      : await this.compiledReads.statement(db, `${relationsKey(shape.relations)}:${params.withDeleted ? 'all' : 'live'}`, values, read)
+    const text = await this.run(db, statement)
     if (text === undefined) throw notFound(id)
     return this.answer(text, params)
   }
