@@ -140,9 +140,9 @@ const statementName = (text: string) => {
  * and Postgres may plan once; in a transaction or on the embedded database, as knex runs it. A
  * connection the statement found broken is discarded by knex's pool, not handed out again.
  */
-export async function preparedRows<T>(db: Knex, { raw }: { raw: Knex.Raw }): Promise<T[]> {
+export async function preparedRows<T>(db: Knex, { raw, native }: { raw: Knex.Raw; native?: { sql: string; bindings: readonly unknown[] } }): Promise<T[]> {
   if (db.isTransaction || isEmbedded(db)) return (await raw).rows
-  const { sql, bindings } = raw.toSQL().toNative()
+  const { sql, bindings } = native ?? raw.toSQL().toNative()
   const client = db.client as any
   const connection = await client.acquireConnection()
   try {

@@ -21,6 +21,8 @@ export interface ReadValues {
 
 interface Compiled {
   sql: string
+  /** The text with numbered parameters ($1, $2 …), as the server runs it. */
+  native: string
   /** Each parameter: the slot of a call's value, or a value the shape fixes (a LIMIT, a subclass's condition). */
   parameters: ({ slot: number } | { fixed: unknown })[]
 }
@@ -48,13 +50,14 @@ export class CompiledReads {
     }
     if (compiled === null) return build(values)
     const bindings = compiled.parameters.map((parameter) => ('slot' in parameter ? walked.values[parameter.slot] : parameter.fixed))
-    return { raw: db.raw(compiled.sql, bindings as Knex.RawBinding[]) }
+    return { raw: db.raw(compiled.sql, bindings as Knex.RawBinding[]), native: { sql: compiled.native, bindings } }
   }
 }
 
 /** The statement's text and where each stand-in landed, or null when they did not land once each among the parameters. */
 function compile({ raw }: Statement, slots: number): Compiled | null {
-  const { sql, bindings } = raw.toSQL()
+  const compiled = raw.toSQL()
+  const { sql, bindings } = compiled
   if (sql.includes('\u0001')) return null
   const seen = new Set<number>()
   const parameters = bindings.map((binding) => {
@@ -64,7 +67,7 @@ function compile({ raw }: Statement, slots: number): Compiled | null {
     return { slot: Number(match[1]) }
   })
   const landed = parameters.filter((parameter) => 'slot' in parameter).length
-  return seen.size === slots && landed === slots ? { sql, parameters } : null
+  return seen.size === slots && landed === slots ? { sql, native: compiled.toNative().sql, parameters } : null
 }
 
 /**

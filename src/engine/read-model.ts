@@ -65,6 +65,8 @@ export interface ReadShape {
  */
 export interface Statement {
   raw: Knex.Raw
+  /** The same statement with numbered parameters, when it is known already (a compiled read). */
+  native?: { sql: string; bindings: readonly unknown[] }
 }
 
 export const customFieldsProperty = (by: CustomFieldAddressing) => `custom_fields_by_${by}`

@@ -38,6 +38,8 @@ describe('reads compiled once per shape', () => {
     const direct = (await build({ query: { organization_id: 6 }, id: 8 })).raw.toSQL()
     expect(second.raw.toSQL().sql).toBe(direct.sql)
     expect(second.raw.toSQL().bindings).toEqual([6, 'sms', 8, 1])
+    // The numbered form the server runs is kept too, with the call's own values.
+    expect(second.native).toEqual({ sql: direct.toNative().sql, bindings: [6, 'sms', 8, 1] })
     expect(first.raw.toSQL().bindings).toEqual([5, 'sms', 7, 1])
   })
 
