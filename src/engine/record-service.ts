@@ -171,7 +171,12 @@ export class RecordService<
     throw new BadRequest('Validation failed', { errors: { [key]: 'is not a field you can filter on' } })
   }
 
-  /** The scoped, live rows of this table matching params.query, in the $sort order with id breaking ties. */
+  /**
+   * The scoped, live rows of this table matching params.query, in the $sort order with id breaking
+   * ties. An override may add conditions whose values are fixed for the service, never values from
+   * params other than the query: reads by id are compiled once per shape (compiled-reads.ts), with
+   * only the query's values and the id bound per call.
+   */
   createQuery(params: ServiceParams = {} as ServiceParams) {
     const { filters } = this.filterQuery(params)
     const sort: Record<string, number> = { ...(filters.$sort ?? {}) }
@@ -258,8 +263,9 @@ export class RecordService<
     }
     // Paging means nothing to a read by id (the query validation may have set a default $limit).
     const values = { query: { ...params.query, $limit: undefined, $skip: undefined, $sort: undefined }, id }
-    // A $select or a caller's own builder is the call's alone: built for it, never kept.
-    const statement = params.knex || shape.select
+    // A $select, a caller's own builder or a list's params (a cursor, custom-field filters) are the
+    // call's alone: built for it, never kept.
+    const statement = params.knex || shape.select || params.after || params.customFieldFilters?.length
       ? await read(values)
       : await this.compiledReads.statement(db, `${relationsKey(shape.relations)}:${params.withDeleted ? 'all' : 'live'}`, values, read)
     const text = await this.run(db, statement)
