@@ -144,8 +144,9 @@ describe('WhatsApp (Cloud API)', () => {
     })
 
     it('when an existing contact has the phone number, then they are matched by phone (E.164) and gain the wa_id', async () => {
-      const digits = uniqueDigits(10)
-      const known = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Known', phone: digits, phone_country_code: '+1' })).body
+      // A national number: written with a leading 00 it would read as an international prefix.
+      const digits = `2${uniqueDigits(9)}`
+      const known = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Known', phone: digits, phone_country_code: '+1' }).expect(201)).body
       await inbound(whatsappText(phoneNumberId(), { waId: `1${digits}`, name: 'Someone Else' }, `wamid.${uniqueDigits()}`, 'Hello'))
       const [contact] = await contactsWith(`1${digits}`)
       expect(contact.id).toBe(known.id)
