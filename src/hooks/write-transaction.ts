@@ -61,9 +61,7 @@ const writeTransactionHook = (path: string, represent: Represent, alsoChanges: R
   const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
   const outer: Knex.Transaction | undefined = context.params.transaction?.trx
   if (outer) {
-    const before = await storedBefore(outer, context, path)
-    await next()
-    await afterWrite(outer, context, before, path, represent)
+    await runInside(outer, context, next, path, represent)
     // Its events wait for the caller's commit too (when the caller collects them).
     return deferEvent(context)
   }
@@ -81,9 +79,7 @@ const writeTransactionHook = (path: string, represent: Represent, alsoChanges: R
   await inTransaction(knex, async (inside) => {
     Object.assign(context.params, inside)
     try {
-      const before = await storedBefore(inside.transaction.trx, context, path)
-      await next()
-      await afterWrite(inside.transaction.trx, context, before, path, represent)
+      await runInside(inside.transaction.trx, context, next, path, represent)
       await deferEvent(context)
     } finally {
       delete context.params.transaction
@@ -116,7 +112,7 @@ class OpenedWhenSubscribed {
         if (!(await hasSubscribers(knex, this.types, this.organizations))) return
         this.open = await openTransaction(knex)
         Object.assign(this.context.params, this.open.params)
-        this.before = await storedBefore(this.open.params.transaction.trx, this.context, this.path)
+        this.before = await beforeWrite(this.open.params.transaction.trx, this.context, this.path)
         return this.open.params
       }
     }
@@ -147,12 +143,19 @@ const METHOD_OF_EVENT = { created: 'create', patched: 'patch', removed: 'remove'
 const eventTypesOf = (path: string, method: string) =>
   (BATCH_METHODS[method] ?? [method]).map((m) => eventTypeOf(path, m)).filter((type): type is string => Boolean(type))
 
+/** The write and what goes with it in its transaction, which is open already. */
+async function runInside(trx: Knex.Transaction, context: HookContext, next: NextFunction, path: string, represent: Represent) {
+  const before = await beforeWrite(trx, context, path)
+  await next()
+  await afterWrite(trx, context, before, path, represent)
+}
+
 /**
  * Before the write, in its transaction: the stored row a patch with an event is about to change,
  * and the list of what the call changes besides (shared by reference: calls inside this one, with
  * params copied, add to it).
  */
-async function storedBefore(trx: Knex.Transaction, context: HookContext, path: string) {
+async function beforeWrite(trx: Knex.Transaction, context: HookContext, path: string) {
   context.params.alsoChanged ??= []
   const patchesOne = context.method === 'patch' && context.id !== null && context.id !== undefined
   return patchesOne && eventTypeOf(path, context.method) ? storedRecord(trx, context) : undefined
