@@ -131,6 +131,29 @@ describe('the standard Feathers client over Socket.io and REST', () => {
     await expect(byKey.client.authenticate({ strategy: 'api-key', apiKey: 'crm_nope_nope' })).rejects.toMatchObject({ code: 401 })
   })
 
+  it('when the organization subscribed to contact events, then a create and a patch over the socket store their events as REST does, and a refused reference writes neither', async () => {
+    const tenant = await createTenant(t, 'Subscribed')
+    const other = (await t.http().post('/companies').set(globex.key).send({ name: 'Not Yours' }).expect(201)).body
+    t.app.set('webhookAllowPrivate', true)
+    const subscription = (await t.http().post('/webhook-subscriptions').set(tenant.key)
+      .send({ url: 'http://127.0.0.1:9/hooks', events: ['contacts.created', 'contacts.updated'] }).expect(201)).body
+    const stored = async () => (await t.db('webhook_deliveries').where({ subscription_id: subscription.id }).orderBy('id').select('type', 'payload'))
+      .map((row: any) => ({ type: row.type, data: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).data }))
+    const { client } = socketClient(server.url, sockets, { apiKey: tenant.apiKey })
+
+    await expect(client.service('contacts').create({ first_name: 'Eve', company_id: other.id })).rejects.toMatchObject({ code: 400, errors: { company_id: 'must be a company of this organization' } })
+    expect(await t.db('contacts').where({ organization_id: tenant.organization.id })).toHaveLength(0)
+    expect(await stored()).toEqual([])
+
+    const created = await client.service('contacts').create({ first_name: 'Ada', last_name: 'Old' })
+    const patched = await client.service('contacts').patch(created.id, { last_name: 'New' })
+    const events = await stored()
+    expect(events.map((event) => event.type)).toEqual(['contacts.created', 'contacts.updated'])
+    expect(events[0].data.object).toEqual(created)
+    expect(events[1].data.object).toEqual(patched)
+    expect(events[1].data.previous_attributes).toEqual({ last_name: 'Old' })
+  })
+
   it('when an API key is presented as a login over REST, then it is a 401 and no token: REST sends the key with every request', async () => {
     const res = await t.http().post('/authentication').send({ strategy: 'api-key', apiKey: acme.apiKey })
     expect(res.status).toBe(401)
