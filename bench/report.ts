@@ -24,6 +24,8 @@ export interface Measured {
   cpuMsPerRequest?: number
   /** The Postgres processes' CPU per request while measured (a database on this machine only). */
   dbCpuMsPerRequest?: number
+  /** Seconds after the load until the work it left behind (the contact name index) was done, counted in req/s. */
+  catchUpS?: number
   records?: number
 }
 

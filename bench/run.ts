@@ -14,6 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import type { Knex } from 'knex'
 import { createKnex } from '../src/db.js'
 import { send } from './http.js'
 import { GROUPS, loadFixtures, loadScenario, serviceEnvironment, streamOf } from './scenarios.js'
@@ -76,6 +77,7 @@ async function main() {
   if (!adminUrl) throw new Error('Set DATABASE_URL to a Postgres server (the benchmark creates its own database there).')
   const benchUrl = await prepareDatabase(adminUrl, benchDatabaseName(), { scale, reseed: flags.reseed, serviceDir, log })
   const db = await createKnex(benchUrl, './data', 2)
+  benchDb = db
   const servers: Partial<Record<ServerName, Server>> = {}
   try {
     const fixtures = await loadFixtures(db, scale)
@@ -197,12 +199,14 @@ async function measure(group: Group, side: Side, server: Server, fixtures: Fixtu
     const seconds = warmed.has(server) ? warmup : warmup * 3
     warmed.add(server)
     if (seconds > 0) await loadScenario(server.url, side, fixtures, warmupSeed, seconds, connections)
+    await catchUp(benchDb)
     await settle(server)
   }
   log(`${side.id} (${side.title}), round ${round + 1}: ${duration} s at ${connections} connections`)
   const cpuBefore = server.cpuMs()
   const dbBefore = databaseCpuMs(process.env.DATABASE_URL!)
   const result: autocannon.Result = await loadScenario(server.url, side, fixtures, `${seed}:${group.id}:${round}`, duration, connections)
+  const catchUpS = await catchUp(benchDb)
   const total = Math.max(result.requests.total, 1)
   const cpuMsPerRequest = (server.cpuMs() - cpuBefore) / total
   const dbAfter = databaseCpuMs(process.env.DATABASE_URL!)
@@ -212,7 +216,7 @@ async function measure(group: Group, side: Side, server: Server, fixtures: Fixtu
     ...base,
     ran: true,
     rounds: 1,
-    reqPerSec: Math.round(result['2xx'] / result.duration),
+    reqPerSec: Math.round(result['2xx'] / (result.duration + catchUpS)),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     latency: { mean: result.latency.mean, p75: result.latency.p75, p90: result.latency.p90, p97_5: result.latency.p97_5, max: result.latency.max },
@@ -221,7 +225,8 @@ async function measure(group: Group, side: Side, server: Server, fixtures: Fixtu
     timeouts: result.timeouts,
     requests: result.requests.total,
     cpuMsPerRequest,
-    dbCpuMsPerRequest
+    dbCpuMsPerRequest,
+    catchUpS
   }
   if (!previous) return row
   const weighted = (a: number | undefined, b: number | undefined) =>
@@ -238,8 +243,26 @@ async function measure(group: Group, side: Side, server: Server, fixtures: Fixtu
     timeouts: previous.timeouts! + row.timeouts!,
     requests: previous.requests! + row.requests!,
     cpuMsPerRequest: weighted(previous.cpuMsPerRequest, cpuMsPerRequest),
-    dbCpuMsPerRequest: weighted(previous.dbCpuMsPerRequest, dbCpuMsPerRequest)
+    dbCpuMsPerRequest: weighted(previous.dbCpuMsPerRequest, dbCpuMsPerRequest),
+    catchUpS: previous.catchUpS! + catchUpS
   }
+}
+
+let benchDb: Knex
+
+/**
+ * Work a load left behind is that load's work: waits (at most two minutes) until the contact name
+ * index has no pending contacts, and returns the seconds waited, which count in the side's req/s
+ * (and its CPU figures). A checkout without the pending table leaves none.
+ */
+async function catchUp(db: Knex): Promise<number> {
+  const started = Date.now()
+  if (!(await db.raw("SELECT to_regclass('contact_name_pending') IS NOT NULL AS present")).rows[0].present) return 0
+  while (Date.now() - started < 120_000) {
+    if ((await db.raw('SELECT NOT EXISTS (SELECT 1 FROM contact_name_pending) AS done')).rows[0].done) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return (Date.now() - started) / 1000
 }
 
 /**

@@ -22,9 +22,12 @@ export const GRAM_LENGTHS = [3, 4]
 /** Above this many deleted contacts (an organization's cascade) the grams are deleted as one join. */
 const BULK_DELETE = 10_000
 
-const gramsOf = (record: string) =>
-  `SELECT DISTINCT substr(${record}.search_name, i, n) AS gram
-   FROM unnest('{${GRAM_LENGTHS.join(',')}}'::int[]) AS n, generate_series(1, length(${record}.search_name) - n + 1) AS i`
+/** The distinct grams of a text expression, as rows of `gram`. */
+export const gramsIn = (text: string) =>
+  `SELECT DISTINCT substr(${text}, i, n) AS gram
+   FROM unnest('{${GRAM_LENGTHS.join(',')}}'::int[]) AS n, generate_series(1, length(${text}) - n + 1) AS i`
+
+const gramsOf = (record: string) => gramsIn(`${record}.search_name`)
 
 /** The INSERT of the grams of the live rows of `source` (a transition table, NEW, or contacts). */
 const insertGrams = (source: string, alias: string) => `
@@ -59,15 +62,14 @@ const deleteManyGrams = (source: string) => `
   WHERE r.deleted_at IS NULL AND k.organization_id = r.organization_id AND k.contact_id = r.id;
   PERFORM set_config('enable_nestloop', nested, true)`
 
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    CREATE TABLE contact_name_grams (
-      organization_id integer NOT NULL,
-      gram text NOT NULL,
-      first_name text NOT NULL,
-      last_name text,
-      contact_id integer NOT NULL
-    )`)
+/** An update that changes what a contact's grams hold: its name, its liveness or its organization. */
+export const NAME_CHANGED = `OLD.search_name IS DISTINCT FROM NEW.search_name
+      OR OLD.first_name IS DISTINCT FROM NEW.first_name OR OLD.last_name IS DISTINCT FROM NEW.last_name
+      OR (OLD.deleted_at IS NULL) IS DISTINCT FROM (NEW.deleted_at IS NULL)
+      OR OLD.organization_id IS DISTINCT FROM NEW.organization_id`
+
+/** The functions and triggers that keep contact_name_grams in each write's transaction (replaced by 20261127120000). */
+export async function createNameGramTriggers(knex: Knex) {
   const functions = {
     inserted: insertGrams('inserted_rows AS r', 'r'),
     // A transition table has no statistics: joined as a set, a delete of a few hundred contacts
@@ -92,24 +94,37 @@ export async function up(knex: Knex): Promise<void> {
   // or a custom field costs nothing.
   await knex.raw(`
     CREATE TRIGGER contacts_name_grams_updated AFTER UPDATE OF first_name, last_name, deleted_at, organization_id ON contacts
-    FOR EACH ROW WHEN (OLD.search_name IS DISTINCT FROM NEW.search_name
-      OR OLD.first_name IS DISTINCT FROM NEW.first_name OR OLD.last_name IS DISTINCT FROM NEW.last_name
-      OR (OLD.deleted_at IS NULL) IS DISTINCT FROM (NEW.deleted_at IS NULL)
-      OR OLD.organization_id IS DISTINCT FROM NEW.organization_id)
+    FOR EACH ROW WHEN (${NAME_CHANGED})
     EXECUTE FUNCTION contact_name_grams_updated()`)
   await knex.raw(`
     CREATE TRIGGER contacts_name_grams_truncated AFTER TRUNCATE ON contacts
     FOR EACH STATEMENT EXECUTE FUNCTION contact_name_grams_truncated()`)
+}
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    CREATE TABLE contact_name_grams (
+      organization_id integer NOT NULL,
+      gram text NOT NULL,
+      first_name text NOT NULL,
+      last_name text,
+      contact_id integer NOT NULL
+    )`)
+  await createNameGramTriggers(knex)
   // The triggers exist before the existing rows are copied, so no write falls between the two.
   await knex.raw(insertGrams('contacts AS c', 'c'))
   // The page's order after the range: the same (first_name, last_name, id) order as the search.
   await knex.raw('CREATE INDEX contact_name_grams_page ON contact_name_grams (organization_id, gram, first_name, last_name, contact_id)')
 }
 
-export async function down(knex: Knex): Promise<void> {
+export async function dropNameGramTriggers(knex: Knex) {
   for (const name of ['inserted', 'deleted', 'updated', 'truncated']) {
     await knex.raw(`DROP TRIGGER IF EXISTS contacts_name_grams_${name} ON contacts`)
     await knex.raw(`DROP FUNCTION IF EXISTS contact_name_grams_${name}()`)
   }
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await dropNameGramTriggers(knex)
   await knex.raw('DROP TABLE IF EXISTS contact_name_grams')
 }

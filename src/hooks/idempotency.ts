@@ -4,6 +4,7 @@ import { http } from '@feathersjs/transport-commons'
 import type { Context, Next } from 'koa'
 import type { Knex } from 'knex'
 import { hashToken } from '../authentication.js'
+import { runInBackground } from '../background.js'
 import type { Application, Caller, HookContext } from '../declarations.js'
 import { redactUrl } from '../logger.js'
 import { secretFieldsOf, withoutSecrets } from '../secret-fields.js'
@@ -265,24 +266,9 @@ async function answerIdempotently(app: Application, ctx: Context, next: Next) {
 }
 
 /** Expired keys are deleted in the background, every IDEMPOTENCY_TTL_S or hour, whichever is shorter. */
-export const pruneExpiredKeys = (app: Application) => {
-  let timer: NodeJS.Timeout | undefined
-  const intervalMs = Math.min(app.get('idempotencyTtlS'), 3600) * 1000
-  app.hooks({
-    setup: [
-      async (_context: HookContext, next: () => Promise<void>) => {
-        await next()
-        timer = setInterval(() => {
-          pruneIdempotencyKeys(app.get('knex')).catch((error) => app.get('logger').warn({ err: error }, 'pruning idempotency keys failed'))
-        }, intervalMs)
-        timer.unref()
-      }
-    ],
-    teardown: [
-      async (_context: HookContext, next: () => Promise<void>) => {
-        clearInterval(timer)
-        await next()
-      }
-    ]
+export const pruneExpiredKeys = (app: Application) =>
+  runInBackground(app, {
+    name: 'pruning idempotency keys',
+    intervalMs: Math.min(app.get('idempotencyTtlS'), 3600) * 1000,
+    pass: () => pruneIdempotencyKeys(app.get('knex'))
   })
-}

@@ -1,4 +1,5 @@
 import { NotFound } from '@feathersjs/errors'
+import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
@@ -9,6 +10,7 @@ import type { TriggerFamily } from '../../engine/trigger-families.js'
 import { USER_SUMMARY } from '../../engine/read-model.js'
 import type { Relation } from '../../engine/read-model.js'
 import { containsPattern } from '../../engine/like.js'
+import type { NameIndexBacklog } from './name-index.js'
 import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
 
 export type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch }
@@ -95,6 +97,27 @@ export function normalizePhone(phone: string | null | undefined, countryCode: st
 
 
 export class ContactService extends RecordService<Contact, ContactData, ContactParams, ContactPatch> {
+  /** Set by the resource (contacts.ts): a write answers once the name index is not far behind. */
+  nameIndex?: NameIndexBacklog
+
+  async _create(data: any, params: ContactParams = {}) {
+    return this.keepingUp(params, await super._create(data, params))
+  }
+
+  async _patch(id: NullableId, data: any, params: ContactParams = {}) {
+    return this.keepingUp(params, await super._patch(id, data, params))
+  }
+
+  async _remove(id: NullableId, params: ContactParams = {}) {
+    return this.keepingUp(params, await super._remove(id, params))
+  }
+
+  /** Waits for the drain when the index is far behind; never inside a transaction, which would hold it open. */
+  private async keepingUp<T>(params: ContactParams, result: T): Promise<T> {
+    if (this.nameIndex && !this.dbOf(params).isTransaction) await this.nameIndex.caughtUp()
+    return result
+  }
+
   /**
    * name: case- and accent-insensitive partial match on "first last" (so on either name too);
    * email: case-insensitive partial match; phone: digits partial match within a country code.
@@ -123,25 +146,42 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
   }
 
   /**
-   * A name search for a term of 3 or 4 characters: its matches are exactly the entries of
-   * contact_name_grams for (organization, term) (migration 20261123001500), already in the
-   * search's (first_name, last_name, id) order. The page is an index-only scan of that range and
-   * its contacts are read by primary key; the exact total is the sum of the range's counters in
-   * contact_name_gram_counts (migration 20261126000300), all in one statement and one snapshot.
+   * A name search for a term of 3 or 4 characters, in one statement and one snapshot. The index
+   * contact_name_grams (migration 20261123001500) holds the term's matches in the search's
+   * (first_name, last_name, id) order, and contact_name_gram_counts their number; it is kept
+   * behind the writes (migration 20261127120000), so the contacts written since its last drain
+   * (contact_name_pending) are read as they are now: their grams are left out of the page, their
+   * current names that match are merged into it, and the total is corrected by both. Planned
+   * from the statistics of a table whose size swings, so the plan is pinned: each pending contact
+   * is read by its key (the LATERAL ... LIMIT 1 is never turned into a join over contacts), and
+   * NOT IN over the pending set is a hashed lookup.
    */
   private async nameGramPage(page: ContactSearch, gram: string, params: ContactParams) {
     const limit = page.$limit ?? 10
     const skip = page.$skip ?? 0
     const db = this.dbOf(params)
-    const rows = await preparedRows<Record<string, any>>(db, { raw: db.raw(`SELECT c.*, t.total AS search_total
-       FROM (SELECT coalesce(sum(entries), 0) AS total FROM contact_name_gram_counts WHERE organization_id = :organization AND gram = :gram) AS t
+    const rows = await preparedRows<Record<string, any>>(db, { raw: db.raw(`WITH pending AS (
+         SELECT DISTINCT ON (contact_id) contact_id, indexed_search_name FROM contact_name_pending
+         WHERE organization_id = :organization ORDER BY contact_id, seq
+       ), written AS (
+         SELECT c.first_name, c.last_name, c.id AS contact_id FROM pending AS w
+         CROSS JOIN LATERAL (SELECT first_name, last_name, id FROM contacts
+           WHERE organization_id = :organization AND id = w.contact_id AND deleted_at IS NULL AND strpos(search_name, :gram) > 0 LIMIT 1) AS c
+       )
+       SELECT c.*, t.total AS search_total
+       FROM (SELECT (SELECT coalesce(sum(entries), 0) FROM contact_name_gram_counts WHERE organization_id = :organization AND gram = :gram)
+               - (SELECT count(*) FROM pending WHERE strpos(indexed_search_name, :gram) > 0)
+               + (SELECT count(*) FROM written) AS total) AS t
        LEFT JOIN LATERAL (
-         SELECT contact_id, first_name, last_name FROM contact_name_grams
-         WHERE organization_id = :organization AND gram = :gram
-         ORDER BY first_name, last_name, contact_id LIMIT :limit OFFSET :skip
+         SELECT * FROM (
+           (SELECT first_name, last_name, contact_id FROM contact_name_grams AS k
+            WHERE organization_id = :organization AND gram = :gram AND contact_id NOT IN (SELECT contact_id FROM pending)
+            ORDER BY first_name, last_name, contact_id LIMIT :reach)
+           UNION ALL SELECT * FROM written
+         ) AS m ORDER BY first_name, last_name, contact_id LIMIT :limit OFFSET :skip
        ) AS p ON true
        LEFT JOIN contacts AS c ON c.organization_id = :organization AND c.id = p.contact_id AND c.deleted_at IS NULL
-       ORDER BY p.first_name, p.last_name, p.contact_id`, { organization: page.organization_id!, gram, limit, skip }) })
+       ORDER BY p.first_name, p.last_name, p.contact_id`, { organization: page.organization_id!, gram, limit, skip, reach: limit + skip }) })
     const total = Number(rows[0]?.search_total ?? 0)
     const data = rows.filter((row: Record<string, any>) => row.id != null)
     for (const row of data) delete row.search_total

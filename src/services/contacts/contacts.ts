@@ -5,6 +5,7 @@ import { byExternalId } from '../../engine/batch-writes.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
+import { NameIndexBacklog, contactNameIndex } from './name-index.js'
 import {
   contactDataResolver, contactDataSchema, contactDataValidator, contactExternalResolver, contactPatchResolver,
   contactPatchSchema, contactPatchValidator, contactQuerySchema, contactQueryValidator, contactResolver,
@@ -54,10 +55,13 @@ const announceMerge = async (context: HookContext) => {
   }
 }
 
-export const contact = (app: Application) =>
-  tenantResource(app, {
+export const contact = (app: Application) => {
+  const service = new ContactService(getOptions(app))
+  service.nameIndex = new NameIndexBacklog()
+  contactNameIndex(app, service.nameIndex)
+  return tenantResource(app, {
     path: contactPath,
-    service: new ContactService(getOptions(app)),
+    service,
     methods: contactMethods,
     description: 'Contacts (people) of an organization, with name, e-mail and phone search.',
     schemas: { result: contactSchema, data: contactDataSchema, patch: contactPatchSchema, query: contactQuerySchema },
@@ -108,6 +112,7 @@ export const contact = (app: Application) =>
     },
     after: { merge: [announceMerge] }
   })
+}
 
 declare module '../../declarations.js' {
   interface ServiceTypes {
