@@ -50,16 +50,16 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
 // drain) run on timers and may land in any call's window: they are not the call's work.
 const isBackgroundPass = (sql: string) => /^\s*WITH due AS MATERIALIZED|^update "outbox_jobs"|pg_advisory_|pg_locks|contact_name_index_drain|^VACUUM contact_name_pending/i.test(sql)
 
-/** Counts the SQL statements that run while fn runs (for the no-query-per-row tests). */
-export async function countQueries<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; count: number; sql: string[] }> {
-  const sql: string[] = []
-  const listener = (query: { sql: string }) => {
-    if (!isBackgroundPass(query.sql)) sql.push(query.sql)
+/** Counts the SQL statements that run while fn runs (for the no-query-per-row tests), with their bindings for an EXPLAIN. */
+export async function countQueries<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; count: number; sql: string[]; statements: { sql: string; bindings: unknown[] }[] }> {
+  const statements: { sql: string; bindings: unknown[] }[] = []
+  const listener = (query: { sql: string; bindings: unknown[] }) => {
+    if (!isBackgroundPass(query.sql)) statements.push({ sql: query.sql, bindings: query.bindings })
   }
   db.on('query', listener)
   try {
     const result = await fn()
-    return { result, count: sql.length, sql }
+    return { result, count: statements.length, sql: statements.map((statement) => statement.sql), statements }
   } finally {
     db.removeListener('query', listener)
   }
