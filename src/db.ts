@@ -135,13 +135,17 @@ const statementName = (text: string) => {
 }
 
 /**
- * The rows of a read whose text depends only on its shape (values are bound): on a Postgres
+ * The rows of a statement whose text depends only on its shape (values are bound): on a Postgres
  * server, outside a transaction, it runs as a named statement, which each connection parses once
  * and Postgres may plan once; in a transaction or on the embedded database, as knex runs it. A
  * connection the statement found broken is discarded by knex's pool, not handed out again.
  */
-export async function preparedRows<T>(db: Knex, { raw, native }: { raw: Knex.Raw; native?: { sql: string; bindings: readonly unknown[] } }): Promise<T[]> {
-  if (db.isTransaction || isEmbedded(db)) return (await raw).rows
+export async function preparedRows<T>(db: Knex, { raw, native }: { raw: Knex.Raw | Knex.QueryBuilder; native?: { sql: string; bindings: readonly unknown[] } }): Promise<T[]> {
+  if (db.isTransaction || isEmbedded(db)) {
+    // A raw statement resolves to pg's result, a query builder to its rows.
+    const result: any = await raw
+    return Array.isArray(result) ? result : result.rows
+  }
   const { sql, bindings } = native ?? raw.toSQL().toNative()
   const client = db.client as any
   const connection = await client.acquireConnection()

@@ -11,9 +11,9 @@ import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
 import { upsertRows } from './upsert.js'
-import { allHold, explainGuards, takeGuards } from './write-guards.js'
-import type { GuardedWriter, WriteGuard } from './write-guards.js'
-import { columnsOf, quote } from './catalog.js'
+import { allHold, explainGuards, insertWhereGuardsHold, takeGuards } from './write-guards.js'
+import type { GuardedWriter } from './write-guards.js'
+import { columnsOf } from './catalog.js'
 import { CompiledReads } from './compiled-reads.js'
 import type { ReadValues } from './compiled-reads.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
@@ -86,7 +86,6 @@ export interface SearchPage<T> {
   data: T[]
 }
 
-const isRaw = (value: unknown) => typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true
 const notFound = (id: Id) => new NotFound(`No record found for id '${id}'`)
 const qualify = (table: string, column: string) => (column.includes('.') ? column : `${table}.${column}`)
 const COMPARISONS = new Set(['>', '>=', '<', '<='])
@@ -299,7 +298,7 @@ export class RecordService<
     if (!Array.isArray(data)) {
       const guards = takeGuards(this, params)
       if (guards.length > 0) {
-        const row = await this.guardedInsert(data, guards, params)
+        const row = await insertWhereGuardsHold<Result>(this.knex, this.dbOf(params), this.table, data, guards)
         if (row) return row as Result
         Object.assign(params, await explainGuards(guards))
       }
@@ -309,25 +308,6 @@ export class RecordService<
     const rows: Result[] = await this.db(params).insert(data).returning('*')
     // The ids of one INSERT come from the sequence in VALUES order.
     return rows.sort((a, b) => Number(a.id) - Number(b.id))
-  }
-
-  /**
-   * INSERT … SELECT <the values> WHERE <every guard holds>: the row, or undefined when a guard
-   * did not hold. The values are cast to their columns' types, which a SELECT list does not infer.
-   */
-  private async guardedInsert(data: Record<string, unknown>, guards: WriteGuard[], params: ServiceParams) {
-    const db = this.dbOf(params)
-    const types = new Map((await columnsOf(this.knex, this.table, db)).map((column) => [column.name, column.type]))
-    const columns = Object.keys(data).filter((column) => data[column] !== undefined)
-    const values = columns.map((column) => {
-      const type = types.get(column)
-      return isRaw(data[column]) || !type ? '?' : `?::${quote(type)}`
-    })
-    const { rows } = await db.raw(
-      `INSERT INTO ${quote(this.table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ? RETURNING *`,
-      [...columns.map((column) => data[column] as Knex.Value), allHold(db, guards)]
-    )
-    return rows[0] as Result | undefined
   }
 
   /** Creates or changes records matched by a declared key, in one transaction (upsert.ts). */
@@ -419,7 +399,10 @@ export class RecordService<
     const guards = id === null ? [] : takeGuards(this, params)
     const write = this.scopedWrite(id, params)
     if (guards.length > 0) write.where(allHold(this.knex, guards))
-    let rows = await write.update(changes).returning('*')
+    // Named statement, so its columns are named too: a column added while the statement is kept
+    // would otherwise fail it ("cached plan must not change result type").
+    const returned = (await columnsOf(this.knex, this.table, this.dbOf(params))).map((column) => column.name)
+    let rows = await preparedRows<Result>(this.dbOf(params), { raw: write.update(changes).returning(returned) })
     if (rows.length === 0 && guards.length > 0) {
       // Not the record, or a guard that failed: the guard's own error comes first.
       Object.assign(params, await explainGuards(guards))

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex'
 import type { Params } from '@feathersjs/feathers'
+import { preparedRows } from '../db.js'
 import type { HookContext } from '../declarations.js'
+import { columnsOf, quote } from './catalog.js'
 
 /**
  * A check a single write makes inside its own statement instead of in a query before it: the
@@ -65,4 +67,27 @@ export async function explainGuards(guards: WriteGuard[]): Promise<Partial<Param
   const runWith: Partial<Params> = {}
   for (const guard of guards) Object.assign(runWith, await guard.explain())
   return runWith
+}
+
+const isRaw = (value: unknown) => typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true
+
+/**
+ * INSERT … SELECT <the values> WHERE <every guard holds>: the row, or undefined when a guard
+ * did not hold. The values are cast to their columns' types, which a SELECT list does not infer.
+ * A named statement (its text depends on the body's columns only), returning the catalogued
+ * columns by name: a column added while it is kept would otherwise fail it.
+ */
+export async function insertWhereGuardsHold<Row>(knex: Knex, db: Knex, table: string, data: Record<string, unknown>, guards: WriteGuard[]) {
+  const catalogued = await columnsOf(knex, table, db)
+  const types = new Map(catalogued.map((column) => [column.name, column.type]))
+  const columns = Object.keys(data).filter((column) => data[column] !== undefined)
+  const values = columns.map((column) => {
+    const type = types.get(column)
+    return isRaw(data[column]) || !type ? '?' : `?::${quote(type)}`
+  })
+  const rows = await preparedRows<Row>(db, { raw: db.raw(
+    `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ? RETURNING ${catalogued.map((column) => quote(column.name)).join(', ')}`,
+    [...columns.map((column) => data[column] as Knex.Value), allHold(db, guards)]
+  ) })
+  return rows[0] as Row | undefined
 }

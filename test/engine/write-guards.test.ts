@@ -136,4 +136,23 @@ describe('checks inside the write statement', () => {
     expect(events[1].data.object).toEqual(patched.body)
     expect(events[1].data.previous_attributes).toEqual({ last_name: 'Old' })
   })
+  // On a server the guarded insert and the patch are named statements, kept by each connection.
+  it.runIf(Boolean(process.env.DATABASE_URL))('when a column is added to contacts while the service runs, then the kept write statements still create and patch', async () => {
+    const writeTwice = async (round: string) => {
+      for (let i = 0; i < 12; i++) {
+        const created = await t.http().post('/contacts').set('x-api-key', acme.apiKey).send({ first_name: `Kept ${round} ${i}` })
+        expect(created.status, JSON.stringify(created.body)).toBe(201)
+        const patched = await t.http().patch(`/contacts/${created.body.id}`).set('x-api-key', acme.apiKey).send({ last_name: 'Statement' })
+        expect(patched.status, JSON.stringify(patched.body)).toBe(200)
+        expect(patched.body).not.toHaveProperty('added_while_running')
+      }
+    }
+    await writeTwice('before')
+    await t.db.raw('ALTER TABLE contacts ADD COLUMN added_while_running text')
+    try {
+      await writeTwice('after')
+    } finally {
+      await t.db.raw('ALTER TABLE contacts DROP COLUMN added_while_running')
+    }
+  })
 })

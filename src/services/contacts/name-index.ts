@@ -8,12 +8,12 @@ export const NAME_INDEX_BATCH = 5000
 /** The wait between drains while nothing is pending. */
 const NAME_INDEX_INTERVAL_MS = 200
 /** Pending rows above which writes of contacts wait for the drain before they answer. */
-export const NAME_INDEX_BACKLOG = 10_000
+export const NAME_INDEX_BACKLOG = 20_000
 /** Rows drained between two vacuums of the pending table, or fewer once it is empty. */
 const VACUUM_AFTER = 20_000
 const VACUUM_WHEN_EMPTY = 1000
 /** The longest a write waits for the drain: a drain that cannot run must not stop the writes. */
-const MAX_WAIT_MS = 10_000
+const MAX_WAIT_MS = 5_000
 
 /**
  * Brings the name-search grams up to date for the contacts of the first `most` pending rows (all
