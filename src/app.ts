@@ -121,7 +121,8 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.configure(outbox)
   app.configure(pruneExpiredKeys)
   app.configure(rateLimiting)
-  app.configure(rest({ formatter: renderedFormatter }))
+  // The authentication service named: otherwise every request walks the services to find it.
+  app.configure(rest({ formatter: renderedFormatter, authentication: { service: 'authentication' } }))
   app.configure(socketTransport)
   app.configure(authentication)
   app.configure(services)

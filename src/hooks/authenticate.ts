@@ -13,7 +13,9 @@ declare module '@feathersjs/feathers' {
 }
 
 const STRATEGIES = ['jwt', 'api-key'] as const
-const byTokenOrKey = authenticate(...STRATEGIES)
+// Named, the authentication service is looked up directly; unnamed, Feathers finds it on every
+// call by walking every registered service.
+const byTokenOrKey = authenticate({ service: 'authentication', strategies: [...STRATEGIES] })
 
 /**
  * Every external call must carry a bearer JWT or an x-api-key. A request with neither gets the
