@@ -43,7 +43,9 @@ describe('logging', () => {
     lines.length = 0
   })
 
-  const errorLines = () => lines.filter((line) => line.level >= 50)
+  // Error lines of the requests: the application's outbox worker shares the server test database
+  // with other files, and may fail a job they left (a webhook to a receiver long gone) meanwhile.
+  const errorLines = () => lines.filter((line) => line.level >= 50 && !String(line.msg).startsWith('outbox'))
   const requestLine = (reqId: string) => lines.find((line) => line.msg === 'request' && line.req_id === reqId)
 
   describe('secrets in the request log', () => {
@@ -79,7 +81,7 @@ describe('logging', () => {
       expect(res.status).toBe(404)
       expect(requestLine('log-cross')).toMatchObject({ url: `/companies/${theirs.body.id}`, status: 404 })
       expect(JSON.stringify(lines)).not.toContain(acme.apiKey)
-      expect(errorLines()).toHaveLength(0)
+      expect(errorLines(), JSON.stringify(errorLines())).toHaveLength(0)
     })
   })
 
@@ -89,7 +91,7 @@ describe('logging', () => {
       expect(res.status).toBe(500)
       expect(res.body).toEqual(GENERIC_500)
       const errors = errorLines()
-      expect(errors).toHaveLength(1)
+      expect(errors, JSON.stringify(errors)).toHaveLength(1)
       expect(errors[0]).toMatchObject({ req_id: 'log-500', err: { type: 'Error', message: 'kaboom: the real cause' } })
       expect(errors[0].err.stack).toContain('kaboom: the real cause')
       expect(errors[0].err.stack).toContain('logging.test.ts')
@@ -100,14 +102,14 @@ describe('logging', () => {
       expect(res.status).toBe(500)
       expect(res.body).toEqual(GENERIC_500)
       const errors = errorLines()
-      expect(errors).toHaveLength(1)
+      expect(errors, JSON.stringify(errors)).toHaveLength(1)
       expect(errors[0]).toMatchObject({ req_id: 'log-nested', err: { type: 'Error', message: 'kaboom: the real cause' } })
     })
 
     it('when a request fails with a client error, then no error line is written', async () => {
       const res = await t.http().post('/companies').set(acme.key).send({})
       expect(res.status).toBe(400)
-      expect(errorLines()).toHaveLength(0)
+      expect(errorLines(), JSON.stringify(errorLines())).toHaveLength(0)
     })
   })
 })
