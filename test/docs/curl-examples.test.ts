@@ -98,15 +98,25 @@ interface RunResult { code: number | null; stdout: string; stderr: string }
 // other files run meanwhile) the longest ones (conversations, channels) need more than 30 s.
 const EXAMPLE_TIMEOUT_MS = 90_000
 
+/**
+ * Runs the script in a process group of its own, and ends the group when bash exits: a walk-through
+ * starts servers in the background (docs/channels.md's stand-ins), and one that stops early would
+ * leave them holding the output pipes open, so the run would never end and the failing block would
+ * go unreported.
+ */
 function runBash(script: string, env: NodeJS.ProcessEnv, cwd: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', ['-c', script], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     let stdout = ''
     let stderr = ''
+    const endGroup = () => {
+      try { process.kill(-child.pid!, 'SIGKILL') } catch { /* already gone */ }
+    }
     child.stdout.on('data', (chunk) => { stdout += chunk })
     child.stderr.on('data', (chunk) => { stderr += chunk })
-    const timer = setTimeout(() => child.kill('SIGKILL'), EXAMPLE_TIMEOUT_MS - 5_000)
+    const timer = setTimeout(endGroup, EXAMPLE_TIMEOUT_MS - 5_000)
     child.on('error', reject)
+    child.on('exit', endGroup)
     child.on('close', (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
