@@ -398,7 +398,10 @@ export class RecordService<
     delete changes.id
     const guards = id === null ? [] : takeGuards(this, params)
     const write = this.scopedWrite(id, params)
-    if (guards.length > 0) write.where(allHold(this.knex, guards))
+    if (guards.length > 0) {
+      const condition = allHold(guards)
+      write.whereRaw(condition.sql, condition.bindings as Knex.RawBinding[])
+    }
     // Named statement, so its columns are named too: a column added while the statement is kept
     // would otherwise fail it ("cached plan must not change result type").
     const returned = (await columnsOf(this.knex, this.table, this.dbOf(params))).map((column) => column.name)

@@ -12,12 +12,22 @@ import { columnsOf, quote } from './catalog.js'
  */
 export interface WriteGuard {
   /** An SQL condition: true when the write may go ahead. */
-  holds: Knex.Raw
+  holds: Condition
   /**
    * The full check: throws the error of a guard that does not hold, returns when it holds after
    * all; or returns params the write must run with to go ahead (a transaction it opened).
    */
   explain: () => Promise<void | Partial<Params>>
+}
+
+/**
+ * SQL text with a `?` for each binding. Guards are written as text, not as knex builders: every
+ * single write carries them, and knex formatting nested builders cost more CPU than the rest of
+ * the write's statement.
+ */
+export interface Condition {
+  sql: string
+  bindings: unknown[]
 }
 
 /** A service whose single creates and patches take the guards of their calls (RecordService). */
@@ -57,7 +67,10 @@ export function takeGuards(service: unknown, params: { writeGuards?: Map<unknown
 }
 
 /** The guards joined into one condition, for a statement's WHERE. */
-export const allHold = (db: Knex, guards: WriteGuard[]) => db.raw(guards.map(() => '(?)').join(' AND '), guards.map((guard) => guard.holds))
+export const allHold = (guards: WriteGuard[]): Condition => ({
+  sql: guards.map((guard) => `(${guard.holds.sql})`).join(' AND '),
+  bindings: guards.flatMap((guard) => guard.holds.bindings)
+})
 
 /**
  * After a guarded write wrote nothing: throws the error of the guard that failed, if one did;
@@ -85,9 +98,13 @@ export async function insertWhereGuardsHold<Row>(knex: Knex, db: Knex, table: st
     const type = types.get(column)
     return isRaw(data[column]) || !type ? '?' : `?::${quote(type)}`
   })
-  const rows = await preparedRows<Row>(db, { raw: db.raw(
-    `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ? RETURNING ${catalogued.map((column) => quote(column.name)).join(', ')}`,
-    [...columns.map((column) => data[column] as Knex.Value), allHold(db, guards)]
-  ) })
+  const condition = allHold(guards)
+  const sql = `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ${condition.sql} RETURNING ${catalogued.map((column) => quote(column.name)).join(', ')}`
+  const bindings = [...columns.map((column) => data[column]), ...condition.bindings] as Knex.RawBinding[]
+  const raw = db.raw(sql, bindings)
+  // Every `?` is a binding of ours: numbered here, unless a value is SQL of its own (knex writes it).
+  let position = 0
+  const native = bindings.some(isRaw) ? undefined : { sql: sql.replace(/\?/g, () => `$${++position}`), bindings }
+  const rows = await preparedRows<Row>(db, { raw, native })
   return rows[0] as Row | undefined
 }

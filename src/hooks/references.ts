@@ -1,7 +1,8 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { HookContext } from '../declarations.js'
-import type { Knex } from 'knex'
 import { guardWrite } from '../engine/write-guards.js'
+import type { Condition } from '../engine/write-guards.js'
+import { quote } from '../engine/catalog.js'
 import { databaseOf, targetOrganization } from './tenant-scope.js'
 
 export interface Reference {
@@ -34,18 +35,26 @@ export const verifyReferences = (references: Record<string, Reference>, { inWrit
     const errors = await referenceErrors(context, references, organizationId, [data])
     if (errors[0]) throw new BadRequest('Invalid reference', { errors: errors[0] })
   }
-  const db = databaseOf(context)
-  const holds = db.raw(present.map(() => '(?)').join(' AND '), present.map(([field, reference]) => liveReference(db, reference, organizationId, data[field])))
-  if (!inWrite || !guardWrite(context, { holds, explain: check })) await check()
+  if (!inWrite) {
+    await check()
+    return context
+  }
+  const conditions = present.map(([field, reference]) => liveReference(reference, organizationId, data[field]))
+  const holds = { sql: conditions.map((condition) => condition.sql).join(' AND '), bindings: conditions.flatMap((condition) => condition.bindings) }
+  if (!guardWrite(context, { holds, explain: check })) await check()
   return context
 }
 
 /** EXISTS: the id is a live record (or a member) of the organization. */
-function liveReference(db: Knex, reference: Reference, organizationId: number, id: unknown) {
-  const probe = reference.table === 'member'
-    ? db('organizations_users').where({ organization_id: organizationId, user_id: id as number })
-    : db(reference.table).where({ organization_id: organizationId, id: id as number, ...reference.where }).whereNull('deleted_at')
-  return db.raw('EXISTS (?)', [probe.select(db.raw('1'))])
+function liveReference(reference: Reference, organizationId: number, id: unknown): Condition {
+  if (reference.table === 'member') {
+    return { sql: 'EXISTS (SELECT 1 FROM organizations_users WHERE organization_id = ? AND user_id = ?)', bindings: [organizationId, id] }
+  }
+  const extra = Object.entries(reference.where ?? {})
+  return {
+    sql: `EXISTS (SELECT 1 FROM ${quote(reference.table)} WHERE organization_id = ? AND id = ?${extra.map(([column, value]) => ` AND ${quote(column)} ${value === null ? 'IS NULL' : '= ?'}`).join('')} AND deleted_at IS NULL)`,
+    bindings: [organizationId, id, ...extra.map(([, value]) => value).filter((value) => value !== null)]
+  }
 }
 
 /**

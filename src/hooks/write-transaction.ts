@@ -107,7 +107,7 @@ class OpenedWhenSubscribed {
   guard(): WriteGuard {
     const knex = this.context.app.get('knex')
     return {
-      holds: nobodySubscribed(knex, this.types, this.organizations),
+      holds: nobodySubscribed(this.types, this.organizations),
       explain: async () => {
         if (!(await hasSubscribers(knex, this.types, this.organizations))) return
         this.open = await openTransaction(knex)

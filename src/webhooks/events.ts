@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import type { Knex } from 'knex'
 import { enqueueJobs } from '../outbox/index.js'
 import { withoutSecrets } from '../secret-fields.js'
+import type { Condition } from '../engine/write-guards.js'
 
 /**
  * Webhook events: '<resource>.<created|updated|deleted>' for the resources below, written to the
@@ -62,8 +63,15 @@ export async function hasSubscribers(db: Knex, types: string[], organizationIds:
 }
 
 /** The same question as an SQL condition, true when nobody would receive such a change (a write guard). */
-export const nobodySubscribed = (db: Knex, types: string[], organizationIds: number[] | null) =>
-  db.raw('NOT EXISTS (?)', [subscribersOf(db, types, organizationIds).select(db.raw('1'))])
+export const nobodySubscribed = (types: string[], organizationIds: number[] | null): Condition => {
+  const events = [...types, WILDCARD].map((type) => JSON.stringify([type]))
+  const organizations = organizationIds ? ` AND organization_id IN (${organizationIds.map(() => '?').join(', ')})` : ''
+  return {
+    sql: `NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE is_active = true AND deleted_at IS NULL
+      AND (${events.map(() => 'events @> ?::jsonb').join(' OR ')})${organizations})`,
+    bindings: [...events, ...(organizationIds ?? [])]
+  }
+}
 
 export interface ChangedRecord {
   /** The record as the API returns it. */

@@ -195,10 +195,10 @@ export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: Custom
   if (mode === 'create' && input === undefined) {
     // No values: the write only needs the organization to require none, which its statement can check (inWrite).
     const check = async () => void validateCustomFieldValues(await definitionsFor(context, organizationId, entityType), input, { by, mode })
-    const holds = db.raw('NOT EXISTS (?)', [
-      databaseOf(context)('custom_fields').select(db.raw('1'))
-        .where({ organization_id: organizationId, entity_type: entityType, required: true }).whereNull('deleted_at')
-    ])
+    const holds = {
+      sql: 'NOT EXISTS (SELECT 1 FROM custom_fields WHERE organization_id = ? AND entity_type = ? AND required AND deleted_at IS NULL)',
+      bindings: [organizationId, entityType]
+    }
     if (!inWrite || !guardWrite(context, { holds, explain: check })) await check()
     data.custom_fields = '{}'
     return context
