@@ -1,5 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { HookContext } from '../declarations.js'
+import type { Knex } from 'knex'
 import { guardWrite } from '../engine/write-guards.js'
 import type { Condition } from '../engine/write-guards.js'
 import { quote } from '../engine/catalog.js'
@@ -45,16 +46,28 @@ export const verifyReferences = (references: Record<string, Reference>, { inWrit
   return context
 }
 
-/** EXISTS: the id is a live record (or a member) of the organization. */
-function liveReference(reference: Reference, organizationId: number, id: unknown): Condition {
-  if (reference.table === 'member') {
-    return { sql: 'EXISTS (SELECT 1 FROM organizations_users WHERE organization_id = ? AND user_id = ?)', bindings: [organizationId, id] }
-  }
+/**
+ * What a reference may point at in the organization: the table, its id column, and the condition
+ * on its rows (live records of the organization, or its memberships), shared by the check of one
+ * body inside its write and the check of a batch by query.
+ */
+function referable(reference: Reference, organizationId: number): { table: string; id: string; condition: Condition } {
+  if (reference.table === 'member') return { table: 'organizations_users', id: 'user_id', condition: { sql: 'organization_id = ?', bindings: [organizationId] } }
   const extra = Object.entries(reference.where ?? {})
   return {
-    sql: `EXISTS (SELECT 1 FROM ${quote(reference.table)} WHERE organization_id = ? AND id = ?${extra.map(([column, value]) => ` AND ${quote(column)} ${value === null ? 'IS NULL' : '= ?'}`).join('')} AND deleted_at IS NULL)`,
-    bindings: [organizationId, id, ...extra.map(([, value]) => value).filter((value) => value !== null)]
+    table: reference.table,
+    id: 'id',
+    condition: {
+      sql: `organization_id = ?${extra.map(([column, value]) => ` AND ${quote(column)} ${value === null ? 'IS NULL' : '= ?'}`).join('')} AND deleted_at IS NULL`,
+      bindings: [organizationId, ...extra.map(([, value]) => value).filter((value) => value !== null)]
+    }
   }
+}
+
+/** EXISTS: the id is a live record (or a member) of the organization. */
+function liveReference(reference: Reference, organizationId: number, id: unknown): Condition {
+  const { table, id: idColumn, condition } = referable(reference, organizationId)
+  return { sql: `EXISTS (SELECT 1 FROM ${quote(table)} WHERE ${condition.sql} AND ${quote(idColumn)} = ?)`, bindings: [...condition.bindings, id] }
 }
 
 /**
@@ -73,14 +86,9 @@ export async function referenceErrors(
   // Inside the caller's transaction the check sees the rows that transaction wrote.
   const db = databaseOf(context)
   const probes = present.map(([field, reference]) => {
-    const ids = idsOf(field) as number[]
-    if (reference.table === 'member') {
-      return db('organizations_users').select(db.raw('? as field', [field]), 'user_id as id')
-        .where({ organization_id: organizationId }).whereIn('user_id', ids)
-    }
-    return db(reference.table).select(db.raw('? as field', [field]), 'id')
-      .where({ organization_id: organizationId, ...reference.where }).whereIn('id', ids)
-      .whereNull('deleted_at')
+    const { table, id, condition } = referable(reference, organizationId)
+    return db(table).select(db.raw('? as field', [field]), `${id} as id`)
+      .whereRaw(condition.sql, condition.bindings as Knex.RawBinding[]).whereIn(id, idsOf(field) as number[])
   })
   const [first, ...rest] = probes
   const rows: { field: string; id: number }[] = rest.length ? await first.unionAll(rest, true) : await first

@@ -44,16 +44,25 @@ export function eventTypeOf(path: string, method: string): string | undefined {
   return match ? `${match[1]}.${action}` : undefined
 }
 
-/** The live, active subscriptions that want any of these event types, in the given organizations (null: in any). */
+/**
+ * The live, active subscriptions that want any of these event types, in the given organizations
+ * (null: in any), as a condition on webhook_subscriptions: the read before a write and the write
+ * guard ask the same question.
+ */
+function subscribed(types: string[], organizationIds: number[] | null): Condition {
+  const events = [...types, WILDCARD].map((type) => JSON.stringify([type]))
+  const organizations = organizationIds === null ? ''
+    : organizationIds.length === 0 ? ' AND false'
+      : ` AND organization_id IN (${organizationIds.map(() => '?').join(', ')})`
+  return {
+    sql: `is_active = true AND deleted_at IS NULL AND (${events.map(() => 'events @> ?::jsonb').join(' OR ')})${organizations}`,
+    bindings: [...events, ...(organizationIds ?? [])]
+  }
+}
+
 const subscribersOf = (db: Knex | Knex.Transaction, types: string[], organizationIds: number[] | null) => {
-  const query = db('webhook_subscriptions')
-    .where('is_active', true)
-    .whereNull('deleted_at')
-    .where((q) => {
-      for (const type of [...types, WILDCARD]) q.orWhereRaw('events @> ?::jsonb', [JSON.stringify([type])])
-    })
-  if (organizationIds) query.whereIn('organization_id', organizationIds)
-  return query
+  const condition = subscribed(types, organizationIds)
+  return db('webhook_subscriptions').whereRaw(condition.sql, condition.bindings as Knex.RawBinding[])
 }
 
 /** Whether a change of these types in any of these organizations would be delivered anywhere (one indexed read). */
@@ -64,13 +73,8 @@ export async function hasSubscribers(db: Knex, types: string[], organizationIds:
 
 /** The same question as an SQL condition, true when nobody would receive such a change (a write guard). */
 export const nobodySubscribed = (types: string[], organizationIds: number[] | null): Condition => {
-  const events = [...types, WILDCARD].map((type) => JSON.stringify([type]))
-  const organizations = organizationIds ? ` AND organization_id IN (${organizationIds.map(() => '?').join(', ')})` : ''
-  return {
-    sql: `NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE is_active = true AND deleted_at IS NULL
-      AND (${events.map(() => 'events @> ?::jsonb').join(' OR ')})${organizations})`,
-    bindings: [...events, ...(organizationIds ?? [])]
-  }
+  const condition = subscribed(types, organizationIds)
+  return { sql: `NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE ${condition.sql})`, bindings: condition.bindings }
 }
 
 export interface ChangedRecord {
