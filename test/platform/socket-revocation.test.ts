@@ -119,9 +119,11 @@ describe('sockets whose credentials stop being valid', () => {
 
   it('when a JWT expires while its socket is open, then the socket is cut off', async () => {
     const { user } = await signUp(t)
-    const shortLived = await t.app.service('authentication').createAccessToken({ sub: String(user.id), iat_ms: Date.now() }, { expiresIn: '1s' })
+    // A JWT's exp is in whole seconds: a lifetime of '1s' can end a millisecond after signing,
+    // before the handshake; '2s' lives at least a second, then ends while the socket is open.
+    const shortLived = await t.app.service('authentication').createAccessToken({ sub: String(user.id), iat_ms: Date.now() }, { expiresIn: '2s' })
     const expiring = await sockets.listen({ accessToken: shortLived })
-    await within(1_000 + REVOCATION_BOUND_MS, expiring.cutOff, 'the expired JWT\'s socket cut off')
+    await within(2_000 + REVOCATION_BOUND_MS, expiring.cutOff, 'the expired JWT\'s socket cut off')
   })
 
   it('when one organization\'s key is deleted, then the sockets of the other organization are untouched', async () => {
