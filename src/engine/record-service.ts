@@ -400,7 +400,7 @@ export class RecordService<
     const write = this.scopedWrite(id, params)
     if (guards.length > 0) {
       const condition = allHold(guards)
-      write.whereRaw(condition.sql, condition.bindings as Knex.RawBinding[])
+      write.whereRaw(condition.sql, condition.bindings)
     }
     // Named statement, so its columns are named too: a column added while the statement is kept
     // would otherwise fail it ("cached plan must not change result type").

@@ -27,8 +27,14 @@ export interface WriteGuard {
  */
 export interface Condition {
   sql: string
-  bindings: unknown[]
+  bindings: Knex.RawBinding[]
 }
+
+/** The conditions joined into one, true when all of them are. */
+export const allOf = (conditions: Condition[]): Condition => ({
+  sql: conditions.map((condition) => `(${condition.sql})`).join(' AND '),
+  bindings: conditions.flatMap((condition) => condition.bindings)
+})
 
 /** A service whose single creates and patches take the guards of their calls (RecordService). */
 export interface GuardedWriter {
@@ -67,10 +73,7 @@ export function takeGuards(service: unknown, params: { writeGuards?: Map<unknown
 }
 
 /** The guards joined into one condition, for a statement's WHERE. */
-export const allHold = (guards: WriteGuard[]): Condition => ({
-  sql: guards.map((guard) => `(${guard.holds.sql})`).join(' AND '),
-  bindings: guards.flatMap((guard) => guard.holds.bindings)
-})
+export const allHold = (guards: WriteGuard[]): Condition => allOf(guards.map((guard) => guard.holds))
 
 /**
  * After a guarded write wrote nothing: throws the error of the guard that failed, if one did;

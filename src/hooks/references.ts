@@ -1,7 +1,7 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { HookContext } from '../declarations.js'
 import type { Knex } from 'knex'
-import { guardWrite } from '../engine/write-guards.js'
+import { allOf, guardWrite } from '../engine/write-guards.js'
 import type { Condition } from '../engine/write-guards.js'
 import { quote } from '../engine/catalog.js'
 import { databaseOf, targetOrganization } from './tenant-scope.js'
@@ -10,7 +10,7 @@ export interface Reference {
   /** Tenant table the id points into (live rows only), or 'member' for a user of the organization. */
   table: string | 'member'
   /** Extra equality conditions on the referenced row, e.g. { type: 'deal' }. */
-  where?: Record<string, unknown>
+  where?: Record<string, Knex.Value>
   /** What the error message calls the referenced record. */
   label?: string
 }
@@ -40,8 +40,7 @@ export const verifyReferences = (references: Record<string, Reference>, { inWrit
     await check()
     return context
   }
-  const conditions = present.map(([field, reference]) => liveReference(reference, organizationId, data[field]))
-  const holds = { sql: conditions.map((condition) => condition.sql).join(' AND '), bindings: conditions.flatMap((condition) => condition.bindings) }
+  const holds = allOf(present.map(([field, reference]) => liveReference(reference, organizationId, data[field] as Knex.RawBinding)))
   if (!guardWrite(context, { holds, explain: check })) await check()
   return context
 }
@@ -65,7 +64,7 @@ function referable(reference: Reference, organizationId: number): { table: strin
 }
 
 /** EXISTS: the id is a live record (or a member) of the organization. */
-function liveReference(reference: Reference, organizationId: number, id: unknown): Condition {
+function liveReference(reference: Reference, organizationId: number, id: Knex.RawBinding): Condition {
   const { table, id: idColumn, condition } = referable(reference, organizationId)
   return { sql: `EXISTS (SELECT 1 FROM ${quote(table)} WHERE ${condition.sql} AND ${quote(idColumn)} = ?)`, bindings: [...condition.bindings, id] }
 }
@@ -88,7 +87,7 @@ export async function referenceErrors(
   const probes = present.map(([field, reference]) => {
     const { table, id, condition } = referable(reference, organizationId)
     return db(table).select(db.raw('? as field', [field]), `${id} as id`)
-      .whereRaw(condition.sql, condition.bindings as Knex.RawBinding[]).whereIn(id, idsOf(field) as number[])
+      .whereRaw(condition.sql, condition.bindings).whereIn(id, idsOf(field) as number[])
   })
   const [first, ...rest] = probes
   const rows: { field: string; id: number }[] = rest.length ? await first.unionAll(rest, true) : await first

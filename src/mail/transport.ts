@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import type { Transporter } from 'nodemailer'
 
-// nodemailer loads only when an SMTP server is configured (~15 MB of resident memory otherwise idle).
+// nodemailer loads only when an SMTP server is configured: otherwise its memory would sit idle.
 const require = createRequire(import.meta.url)
 
 export interface MailEnvelope {

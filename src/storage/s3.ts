@@ -14,7 +14,7 @@ export interface S3Settings {
   publicUrl: string
 }
 
-// The AWS SDK is ~30 MB of resident memory: it loads when an S3 store is created, not with the
+// The AWS SDK is large in memory: it loads when an S3 store is created, not with the
 // application (a service storing files on local disk never pays for it).
 const require = createRequire(import.meta.url)
 let sdk: typeof import('@aws-sdk/client-s3') | undefined

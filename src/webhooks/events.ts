@@ -62,7 +62,7 @@ function subscribed(types: string[], organizationIds: number[] | null): Conditio
 
 const subscribersOf = (db: Knex | Knex.Transaction, types: string[], organizationIds: number[] | null) => {
   const condition = subscribed(types, organizationIds)
-  return db('webhook_subscriptions').whereRaw(condition.sql, condition.bindings as Knex.RawBinding[])
+  return db('webhook_subscriptions').whereRaw(condition.sql, condition.bindings)
 }
 
 /** Whether a change of these types in any of these organizations would be delivered anywhere (one indexed read). */

@@ -17,7 +17,7 @@ const basicAuth = (sid: string, token: string | undefined) => `Basic ${Buffer.fr
 const twilioError = (status: number, body: any) => ({ code: String(body?.code ?? status), message: String(body?.message ?? `HTTP ${status}`) })
 
 /** Twilio Programmable Messaging: form-encoded webhooks signed with X-Twilio-Signature, POST .../Messages.json. */
-// The twilio package (~22 MB of resident memory) loads with the first Twilio webhook, not with the application.
+// The twilio package is large in memory: it loads with the first Twilio webhook, not with the application.
 const require = createRequire(import.meta.url)
 let twilioPackage: typeof import('twilio') | undefined
 const twilio = () => (twilioPackage ??= require('twilio') as typeof import('twilio'))
