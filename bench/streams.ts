@@ -42,8 +42,22 @@ export class Draw {
 /** One write in this many requests of a realistic mix. */
 export const WRITE_EVERY = 20
 
-// 3-4 letter pieces of the seeded names (folded: search is accent-insensitive).
-const SEARCH_TERMS = ['ada', 'lov', 'turi', 'hop', 'mull', 'jose', 'garc', 'ivan', 'chen', 'sven', 'zoe', 'lind', 'knu', 'ritc', 'nune', 'wang', 'bjor', 'kim']
+/**
+ * Name-search terms as people type them: pieces of 3 to 8 letters of the seeded names, a fifth
+ * of them 3 letters, as written (accents and capitals included: search folds both), the same
+ * list on every run. Most start a name; some are cut from inside one.
+ */
+export const SEARCH_TERMS: string[] = (() => {
+  const draw = new Draw('search terms')
+  const names = [...FIRST_NAMES, ...LAST_NAMES].filter((name) => name.length >= 3)
+  return Array.from({ length: 60 }, (_, index) => {
+    const name = draw.pick(names)
+    const length = index % 5 === 0 ? 3 : Math.min(name.length, 4 + draw.int(5))
+    const start = draw.int(4) === 0 ? draw.int(name.length - length + 1) : 0
+    const term = name.slice(start, start + length)
+    return draw.int(3) === 0 ? term : term.toLowerCase()
+  })
+})()
 
 /** The marker of the contacts the benchmark creates: database.ts removes them before each run. */
 export const CREATED_EMAIL_PREFIX = 'bench.created.'

@@ -1,4 +1,5 @@
 import { Type } from '@feathersjs/typebox'
+import { SEARCH_TOTAL_CAP } from './engine/search.js'
 import type { TSchema, TObject, TProperties } from '@feathersjs/typebox'
 
 /** Shared building blocks for resource schemas. */
@@ -159,8 +160,18 @@ export const searchFields = {
 /** The body of a plain term `search` (partial match on the resource's searchable columns). */
 export const termSearch = ($id: string) => Type.Object(searchFields, { $id, additionalProperties: false })
 
-/** The answer of every `search` custom method: the list envelope, so a search pages like a list. */
-export const searchResult = ($id: string, item: TSchema) => Type.Object({ ...envelope(item).properties }, { $id })
+/** The answer of every `search` custom method: the list envelope with total_capped (src/engine/search.ts), so a search pages like a list. */
+export const searchResult = ($id: string, item: TSchema) =>
+  Type.Object(
+    {
+      total: Type.Integer({ description: `matches, exact up to ${SEARCH_TOTAL_CAP}; above, ${SEARCH_TOTAL_CAP} with total_capped true` }),
+      total_capped: Type.Boolean({ description: `true when more than ${SEARCH_TOTAL_CAP} records match: total stopped at the cap, and pages ($skip + $limit) reach the first ${SEARCH_TOTAL_CAP} only` }),
+      limit: Type.Integer(),
+      skip: Type.Integer(),
+      data: Type.Array(item, { description: 'records whose text starts with the term first, then the other matches' })
+    },
+    { $id }
+  )
 
 /**
  * Decimal inputs (money, quantities, percentages): a JSON number or an exact decimal string

@@ -3,6 +3,7 @@ import type { TObject } from '@feathersjs/typebox'
 import type { CustomFieldAddressing } from '../services/custom-fields/custom-field-values.js'
 import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
 import { ISO_TIMESTAMP, columnsOf, quote, renderedColumn } from './catalog.js'
+import type { SearchQueries } from './search.js'
 
 /**
  * The read model of a resource: how Postgres writes its records in their external shape, so that
@@ -162,6 +163,25 @@ export class ReadModel {
          'data', COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM p) AS r), '[]'::json))::text AS answer`,
       [rows, limit]
     ) }
+  }
+
+  /**
+   * A search's page as the search envelope {total, total_capped, limit, skip, data}, in one
+   * statement: the search's matched ids (search.ts) joined back to their records, in order.
+   */
+  async searchPage(db: Knex, search: SearchQueries, shape: ReadShape): Promise<Statement> {
+    const projection = await this.projection(db, shape)
+    const table = quote(this.table)
+    return {
+      raw: db.raw(
+        `${search.with}
+        SELECT json_build_object('total', (${search.total}), 'total_capped', (${search.capped}), 'limit', CAST(:limit AS integer), 'skip', CAST(:skip AS integer),
+          'data', COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM (
+            SELECT p.* FROM (${search.page}) AS m JOIN ${table} AS p ON p.organization_id = :organization AND p.id = m.id ORDER BY m.position
+          ) AS p) AS r), '[]'::json))::text AS answer`,
+        search.bindings
+      )
+    }
   }
 
   /** One record as a JSON object (no row: no answer), `rows` holding at most that record. */

@@ -4,7 +4,8 @@ import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import { preparedRows } from '../db.js'
-import { containsPattern } from './like.js'
+import { searchQueries } from './search.js'
+import type { SearchRule } from './search.js'
 import { ReadModel } from './read-model.js'
 import type { ReadModelDeclaration, ReadShape, Relation, Statement } from './read-model.js'
 import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
@@ -78,12 +79,21 @@ declare module '@feathersjs/feathers' {
   }
 }
 
-/** A page of search matches in the spec's list envelope. */
-export interface SearchPage<T> {
+/** A page of search matches: the spec's list envelope, and whether its total stopped at the cap (search.ts). */
+export interface SearchEnvelope<T> {
   total: number
+  total_capped: boolean
   limit: number
   skip: number
   data: T[]
+}
+
+/** What every `search` custom method is sent besides its own fields. */
+export interface SearchTerms {
+  searchTerm: string
+  organization_id?: number
+  $limit?: number
+  $skip?: number
 }
 
 const notFound = (id: Id) => new NotFound(`No record found for id '${id}'`)
@@ -439,35 +449,13 @@ export class RecordService<
   }
 
   /**
-   * The `search` custom method of catalogue-like resources: a case-insensitive partial match of
-   * the term on any of the columns (each served by a trigram index on lower(column)), live rows of
-   * one organization, ordered by `orderBy` then id.
+   * The answer of a `search` custom method: the matches of the term under the resource's rule
+   * (search.ts), in the search envelope, in one statement.
    */
-  async searchColumns(
-    search: { searchTerm: string; organization_id?: number; $limit?: number; $skip?: number },
-    columns: string[],
-    orderBy = 'name'
-  ): Promise<SearchPage<Result>> {
-    const pattern = containsPattern(search.searchTerm)
-    const matches = this.knex(this.table)
-      .where('organization_id', search.organization_id!)
-      .whereNull('deleted_at')
-      .where((q) => {
-        for (const column of columns) q.orWhereRaw('lower(??) LIKE ?', [column, pattern])
-      })
-    return this.searchPage(matches, [orderBy], search)
-  }
-
-  /**
-   * The answer of every `search` custom method: one page of the matching live rows in the list
-   * envelope, ordered by `order` then id, with the exact total of the matches.
-   */
-  async searchPage(matches: Knex.QueryBuilder, order: string[], page: { $limit?: number; $skip?: number }): Promise<SearchPage<Result>> {
-    const limit = page.$limit ?? 10
-    const skip = page.$skip ?? 0
-    const rows = matches.clone().select(`${this.table}.*`).orderBy([...order.map((column) => ({ column })), { column: 'id' }]).limit(limit).offset(skip)
-    const text = await this.run(this.knex, await this.model.page(this.knex, rows, matches.clone().count('*'), { limit, skip }, {}))
-    return parsedAnswer(text!) as SearchPage<Result>
+  async searchRecords(rule: SearchRule, search: SearchTerms, bindings?: Record<string, Knex.Value>): Promise<SearchEnvelope<Result>> {
+    const page = { organizationId: search.organization_id!, term: search.searchTerm, limit: search.$limit ?? 10, skip: search.$skip ?? 0, bindings }
+    const statement = await this.model.searchPage(this.knex, searchQueries(this.table, rule, page), {})
+    return parsedAnswer((await this.run(this.knex, statement))!) as SearchEnvelope<Result>
   }
 
   /** A write statement restricted to the live rows matching params.query (and id). */

@@ -9,17 +9,9 @@ import { StartupError } from '../startup.js'
  *
  * - record_counts: the live records of each organization, so a whole list's exact total is a
  *   read of a few rows instead of a count over a large organization (migration 20261121000900).
- * - contact_name_grams: the contacts whose name-search entries may be stale (contact_name_pending,
- *   one row per written contact; the index itself is brought up to date behind the write) and
- *   the counts per term, so a short name search and its exact total are index ranges
- *   (migrations 20261123001500, 20261126000300 and 20261127120000).
  */
 export const TRIGGER_FAMILIES = {
-  record_counts: (table: string) => ['inserted', 'deleted', 'updated', 'truncated'].map((event) => ({ table, name: `${table}_count_${event}` })),
-  contact_name_grams: () => [
-    ...['inserted', 'deleted', 'updated', 'truncated'].map((event) => ({ table: 'contacts', name: `contacts_name_pending_${event}` })),
-    ...['inserted', 'deleted', 'truncated'].map((event) => ({ table: 'contact_name_grams', name: `contact_name_grams_count_${event}` }))
-  ]
+  record_counts: (table: string) => ['inserted', 'deleted', 'updated', 'truncated'].map((event) => ({ table, name: `${table}_count_${event}` }))
 } as const
 
 export type TriggerFamily = keyof typeof TRIGGER_FAMILIES

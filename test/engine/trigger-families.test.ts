@@ -35,14 +35,14 @@ describe('declared trigger families', () => {
     }
   }, 120_000)
 
-  it('when the name-gram count trigger is missing, then `npm start` prints that one line and exits 1', async () => {
+  it('when a record-count trigger is missing, then `npm start` prints that one line and exits 1', async () => {
     if (!process.env.DATABASE_URL) return
     const scratch = await scratchDatabase(process.env.DATABASE_URL, 'crm_triggers_test')
     scratches.push(scratch)
     const db = await createKnex(scratch.url, './data')
     try {
       await migrate(db)
-      await db.raw('DROP TRIGGER contact_name_grams_count_deleted ON contact_name_grams')
+      await db.raw('DROP TRIGGER companies_count_deleted ON companies')
     } finally {
       await db.destroy()
     }
@@ -51,7 +51,7 @@ describe('declared trigger families', () => {
     expect(await server.exited).toBe(1)
     const { stderr } = server.output()
     expect(stderr.trim().split('\n')).toEqual([
-      'Error: The database lacks the contact_name_grams triggers of contacts (contact_name_grams_count_deleted on contact_name_grams): apply the migrations (npm run migrate)'
+      'Error: The database lacks the record_counts triggers of companies (companies_count_deleted on companies): apply the migrations (npm run migrate)'
     ])
   }, 60_000)
 })

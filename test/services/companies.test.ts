@@ -324,7 +324,7 @@ describe('companies', () => {
 
     it('when nothing matches, then the envelope is empty', async () => {
       const res = await search({ searchTerm: 'zzz' })
-      expect(res.body).toEqual({ total: 0, limit: 10, skip: 0, data: [] })
+      expect(res.body).toEqual({ total: 0, total_capped: false, limit: 10, skip: 0, data: [] })
     })
 
     it('when the term carries LIKE wildcards, then they match literally', async () => {
@@ -347,31 +347,6 @@ describe('companies', () => {
       expect(missing.body.errors).toEqual({ searchTerm: 'is required' })
     })
 
-    it('when the search query is planned, then the trigram index can serve both name and website matches', async () => {
-      // Whether the planner prefers the index depends on table size (the benchmark checks that on
-      // a million rows); here we prove the index matches the query's shape: with the btree
-      // alternatives out of the way (inside a rolled-back transaction) the plan uses it, not a scan.
-      const trx = await t.db.transaction()
-      let plan: any
-      try {
-        await trx.raw('SET LOCAL enable_seqscan = off')
-        await trx.raw('DROP INDEX companies_organization_id_created_at_index')
-        await trx.raw('DROP INDEX companies_organization_id_owned_by_user_id_index')
-        await trx.raw('DROP INDEX companies_lower_name')
-        await trx.raw('DROP INDEX companies_website_domain')
-        await trx.raw('DROP INDEX companies_sync')
-        await trx.raw('ALTER TABLE companies DROP CONSTRAINT companies_pkey CASCADE')
-        plan = await trx.raw(
-          "EXPLAIN SELECT * FROM companies WHERE organization_id = ? AND deleted_at IS NULL AND (lower(name) LIKE '%brella%' OR lower(website) LIKE '%brella%')",
-          [org.organization.id]
-        )
-      } finally {
-        await trx.rollback()
-      }
-      const text = plan.rows.map((r: any) => r['QUERY PLAN']).join('\n')
-      expect(text, text).toMatch(/Index Scan on companies_search_trgm/)
-      expect(text).not.toMatch(/Seq Scan/)
-    })
   })
 
   describe('authentication', () => {

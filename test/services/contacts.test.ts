@@ -273,7 +273,7 @@ describe('contacts', () => {
     it('when a name search matches nothing, or only in another organization, then an empty envelope', async () => {
       const res = await search(tenant, { searchTerm: 'Hopper', searchIn: 'name' })
       expect(res.status).toBe(200)
-      expect(res.body).toEqual({ total: 0, limit: 10, skip: 0, data: [] })
+      expect(res.body).toEqual({ total: 0, total_capped: false, limit: 10, skip: 0, data: [] })
       const wildcard = await search(tenant, { searchTerm: '%%', searchIn: 'name' })
       expect(wildcard.body.total).toBe(0)
     })

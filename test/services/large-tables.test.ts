@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { countQueries, startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
@@ -21,11 +21,10 @@ describe('large tables', () => {
     t.http()[verb](path).set(tenant.key).set('X-Service-Method', name).send(body as object)
   const liveContacts = (tenant: Tenant) => t.db('contacts').where({ organization_id: tenant.organization.id }).whereNull('deleted_at')
 
-  it('when the table is large, then every search mode is planned on its trigram index, not a sequential scan', async () => {
+  it('when the table is large, then every search mode is one statement planned on indexes, without a sequential scan', async () => {
     const tenant = await createTenant(t, 'Big')
     const organizationId = tenant.organization.id
-    // In ten statements: on embedded Postgres each statement runs on the test's own thread, and one
-    // statement writing the grams of 20,000 long names would hold it for over a minute.
+    // In ten statements: on embedded Postgres each statement runs on the test's own thread.
     for (let start = 1; start <= 20000; start += 2000) {
       await t.db.raw(
         `INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_normalized, phone_country_code, phone_country_iso)
@@ -37,23 +36,19 @@ describe('large tables', () => {
     }
     // What autovacuum does in production: statistics, and GIN pending lists merged into the index.
     await t.db.raw('VACUUM ANALYZE contacts')
-    const cases: [Record<string, unknown>, string][] = [
-      [{ searchTerm: 'c4ca4', searchIn: 'name' }, 'contacts_name_trgm'],
-      [{ searchTerm: 'c81e7', searchIn: 'email' }, 'contacts_email_trgm'],
-      [{ searchTerm: '791979', searchIn: 'phone', phone_country_code: '+1', phone_country_iso: 'US' }, 'contacts_phone_trgm']
+    const cases: Record<string, unknown>[] = [
+      { searchTerm: 'c4ca4', searchIn: 'name' },
+      { searchTerm: 'firstc4', searchIn: 'name' },
+      { searchTerm: 'c81e7', searchIn: 'email' },
+      { searchTerm: '791979', searchIn: 'phone', phone_country_code: '+1', phone_country_iso: 'US' }
     ]
-    for (const [body, index] of cases) {
-      const statements: { sql: string; bindings: unknown[] }[] = []
-      const listener = (query: { sql: string; bindings: unknown[] }) => statements.push(query)
-      t.db.on('query', listener)
-      const res = await search(tenant, body)
-      t.db.removeListener('query', listener)
+    for (const body of cases) {
+      const { result: res, statements } = await countQueries(t.db, () => search(tenant, body))
       expect(res.status, JSON.stringify(res.body)).toBe(200)
-      const page = statements.find((s) => s.sql.includes('from "contacts"') && s.sql.includes('limit'))!
-      expect(page, statements.map((s) => s.sql).join('\n')).toBeTruthy()
+      expect(statements).toHaveLength(1)
+      const [page] = statements
       const plan = (await t.db.raw(`EXPLAIN ${page.sql.replace(/\$\d+/g, '?')}`, page.bindings as any[])).rows
         .map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')
-      expect(plan, plan).toContain(index)
       expect(plan, plan).not.toContain('Seq Scan')
     }
   }, 120_000)

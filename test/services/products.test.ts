@@ -126,7 +126,7 @@ describe('products', () => {
       expect(second.body).toMatchObject({ total: 2, limit: 1, skip: 1 })
       expect(second.body.data.map((p: any) => p.name)).toEqual(['Red widget'])
       const past = await search({ searchTerm: 'widget', $skip: 5 }, org)
-      expect(past.body).toEqual({ total: 2, limit: 10, skip: 5, data: [] })
+      expect(past.body).toEqual({ total: 2, total_capped: false, limit: 10, skip: 5, data: [] })
     })
 
     it('when the search term is shorter than 2 characters or missing, then 400 with errors.searchTerm', async () => {

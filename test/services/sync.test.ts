@@ -352,7 +352,7 @@ describe('sync and partial reads', () => {
       const after = { updated_at: new Date(Date.now() - 10_000 * 1000).toISOString(), id: 0 }
       const query = { $withDeleted: true, $after: after, $limit: 100 }
       await list(tenant, '/contacts', query)
-      // Counted as countQueries counts: the background passes (the name index's drain of the rows above) are not the read's.
+      // Counted as countQueries counts: the background passes (the outbox worker) are not the read's.
       const { result, statements } = await countQueries(t.db, () => list(tenant, '/contacts', query))
       expect(result.status).toBe(200)
       expect(result.body.data).toHaveLength(100)

@@ -1,16 +1,13 @@
 import { NotFound } from '@feathersjs/errors'
-import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
-import { preparedRows } from '../../db.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { TriggerFamily } from '../../engine/trigger-families.js'
+import type { SearchRule } from '../../engine/search.js'
 import { USER_SUMMARY } from '../../engine/read-model.js'
 import type { Relation } from '../../engine/read-model.js'
-import { containsPattern } from '../../engine/like.js'
-import type { NameIndexBacklog } from './name-index.js'
 import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
 
 export type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch }
@@ -34,12 +31,6 @@ declare module '@feathersjs/feathers' {
     mergeEffects?: MergeEffects
   }
 }
-
-/**
- * Terms contact_name_grams answers: 3 or 4 printable ASCII characters, whose folded form
- * (search_fold: unaccent, then lower) is their lower case, of the length of a stored gram.
- */
-const SHORT_ASCII_TERM = /^[\x20-\x7e]{3,4}$/
 
 /** The value duplicates share, per mode: the expressions search compares, so search and duplicates agree. */
 const DUPLICATE_VALUES = {
@@ -96,96 +87,35 @@ export function normalizePhone(phone: string | null | undefined, countryCode: st
 }
 
 
+/**
+ * How each search mode finds and orders contacts (src/engine/search.ts; the indexes are migration
+ * 20261129000100's). A name matches in its folded "first last" (search_name): contacts whose full
+ * name starts with the term first, then those whose last name does, then the others.
+ */
+const LAST_NAME = "search_fold(coalesce(t.last_name, ''))"
+const SEARCH_RULES: Record<ContactSearch['searchIn'], SearchRule> = {
+  name: {
+    term: "search_fold(regexp_replace(btrim(:term), '\\s+', ' ', 'g'))",
+    texts: ['t.search_name'],
+    prefixes: [{ key: 't.search_name' }, { key: LAST_NAME, order: ['t.search_name'] }],
+    order: ['t.search_name']
+  },
+  email: { term: 'lower(btrim(:term))', texts: ['lower(t.email)'], prefixes: [{ key: 'lower(t.email)' }], order: ['lower(t.email)'] },
+  phone: {
+    term: ':term',
+    texts: ['t.phone_normalized'],
+    prefixes: [{ key: 't.phone_normalized' }],
+    order: ['t.phone_normalized'],
+    where: 't.phone_country_code = :country'
+  }
+}
+
 export class ContactService extends RecordService<Contact, ContactData, ContactParams, ContactPatch> {
-  /** Set by the resource (contacts.ts): a write answers once the name index is not far behind. */
-  nameIndex?: NameIndexBacklog
-
-  async _create(data: any, params: ContactParams = {}) {
-    return this.keepingUp(params, await super._create(data, params))
-  }
-
-  async _patch(id: NullableId, data: any, params: ContactParams = {}) {
-    return this.keepingUp(params, await super._patch(id, data, params))
-  }
-
-  async _remove(id: NullableId, params: ContactParams = {}) {
-    return this.keepingUp(params, await super._remove(id, params))
-  }
-
-  /** Waits for the drain when the index is far behind; never inside a transaction, which would hold it open. */
-  private async keepingUp<T>(params: ContactParams, result: T): Promise<T> {
-    if (this.nameIndex && !this.dbOf(params).isTransaction) await this.nameIndex.caughtUp()
-    return result
-  }
-
-  /**
-   * name: case- and accent-insensitive partial match on "first last" (so on either name too);
-   * email: case-insensitive partial match; phone: digits partial match within a country code.
-   * Each mode's condition is the expression of a trigram GIN index led by organization_id.
-   */
-  async search(data: ContactSearch, params: ContactParams = {}) {
-    const query = this.knex('contacts').where('organization_id', data.organization_id!).whereNull('deleted_at')
-    const term = data.searchTerm.trim().replace(/\s+/g, ' ')
-    let order: string[]
-    if (data.searchIn === 'name' && SHORT_ASCII_TERM.test(term)) {
-      return this.nameGramPage(data, term.toLowerCase(), params)
-    }
-    if (data.searchIn === 'name') {
-      // search_name is the stored, folded "first last" (migration 20261121000310), indexed by trigram.
-      query.whereRaw('search_name LIKE search_fold(?)', [containsPattern(term)])
-      order = ['first_name', 'last_name']
-    } else if (data.searchIn === 'email') {
-      query.whereRaw('lower(email) LIKE ?', [containsPattern(term)])
-      order = ['email']
-    } else {
-      const digits = normalizePhone(term, data.phone_country_code) ?? ''
-      query.where('phone_country_code', data.phone_country_code!).where('phone_normalized', 'like', containsPattern(digits))
-      order = ['phone_normalized']
-    }
-    return this.searchPage(query, order, data)
-  }
-
-  /**
-   * A name search for a term of 3 or 4 characters, in one statement and one snapshot. The index
-   * contact_name_grams (migration 20261123001500) holds the term's matches in the search's
-   * (first_name, last_name, id) order, and contact_name_gram_counts their number; it is kept
-   * behind the writes (migration 20261127120000), so the contacts written since its last drain
-   * (contact_name_pending) are read as they are now: their grams are left out of the page, their
-   * current names that match are merged into it, and the total is corrected by both. Planned
-   * from the statistics of a table whose size swings, so the plan is pinned: each pending contact
-   * is read by its key (the LATERAL ... LIMIT 1 is never turned into a join over contacts), and
-   * NOT IN over the pending set is a hashed lookup.
-   */
-  private async nameGramPage(page: ContactSearch, gram: string, params: ContactParams) {
-    const limit = page.$limit ?? 10
-    const skip = page.$skip ?? 0
-    const db = this.dbOf(params)
-    const rows = await preparedRows<Record<string, any>>(db, { raw: db.raw(`WITH pending AS (
-         SELECT DISTINCT ON (contact_id) contact_id, indexed_search_name FROM contact_name_pending
-         WHERE organization_id = :organization ORDER BY contact_id, seq
-       ), written AS (
-         SELECT c.first_name, c.last_name, c.id AS contact_id FROM pending AS w
-         CROSS JOIN LATERAL (SELECT first_name, last_name, id FROM contacts
-           WHERE organization_id = :organization AND id = w.contact_id AND deleted_at IS NULL AND strpos(search_name, :gram) > 0 LIMIT 1) AS c
-       )
-       SELECT c.*, t.total AS search_total
-       FROM (SELECT (SELECT coalesce(sum(entries), 0) FROM contact_name_gram_counts WHERE organization_id = :organization AND gram = :gram)
-               - (SELECT count(*) FROM pending WHERE strpos(indexed_search_name, :gram) > 0)
-               + (SELECT count(*) FROM written) AS total) AS t
-       LEFT JOIN LATERAL (
-         SELECT * FROM (
-           (SELECT first_name, last_name, contact_id FROM contact_name_grams AS k
-            WHERE organization_id = :organization AND gram = :gram AND contact_id NOT IN (SELECT contact_id FROM pending)
-            ORDER BY first_name, last_name, contact_id LIMIT :reach)
-           UNION ALL SELECT * FROM written
-         ) AS m ORDER BY first_name, last_name, contact_id LIMIT :limit OFFSET :skip
-       ) AS p ON true
-       LEFT JOIN contacts AS c ON c.organization_id = :organization AND c.id = p.contact_id AND c.deleted_at IS NULL
-       ORDER BY p.first_name, p.last_name, p.contact_id`, { organization: page.organization_id!, gram, limit, skip, reach: limit + skip }) })
-    const total = Number(rows[0]?.search_total ?? 0)
-    const data = rows.filter((row: Record<string, any>) => row.id != null)
-    for (const row of data) delete row.search_total
-    return { total, limit, skip, data: data as Contact[] }
+  /** By name (any case or accent), e-mail (any case) or phone digits within a country code; see SEARCH_RULES. */
+  async search(data: ContactSearch, _params: ContactParams = {}) {
+    if (data.searchIn !== 'phone') return this.searchRecords(SEARCH_RULES[data.searchIn], data)
+    const digits = normalizePhone(data.searchTerm, data.phone_country_code) ?? ''
+    return this.searchRecords(SEARCH_RULES.phone, { ...data, searchTerm: digits }, { country: data.phone_country_code! })
   }
 
   /**
@@ -272,5 +202,5 @@ export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
   name: 'contacts',
-  triggerFamilies: ['record_counts', 'contact_name_grams'] as TriggerFamily[]
+  triggerFamilies: ['record_counts'] as TriggerFamily[]
 })

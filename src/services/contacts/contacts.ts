@@ -5,7 +5,6 @@ import { byExternalId } from '../../engine/batch-writes.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
-import { NameIndexBacklog, contactNameIndex } from './name-index.js'
 import {
   contactDataResolver, contactDataSchema, contactDataValidator, contactExternalResolver, contactPatchResolver,
   contactPatchSchema, contactPatchValidator, contactQuerySchema, contactQueryValidator, contactResolver,
@@ -56,12 +55,9 @@ const announceMerge = async (context: HookContext) => {
 }
 
 export const contact = (app: Application) => {
-  const service = new ContactService(getOptions(app))
-  service.nameIndex = new NameIndexBacklog()
-  contactNameIndex(app, service.nameIndex)
   return tenantResource(app, {
     path: contactPath,
-    service,
+    service: new ContactService(getOptions(app)),
     methods: contactMethods,
     description: 'Contacts (people) of an organization, with name, e-mail and phone search.',
     schemas: { result: contactSchema, data: contactDataSchema, patch: contactPatchSchema, query: contactQuerySchema },

@@ -2,10 +2,19 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
 import { containsPattern } from '../../engine/like.js'
+import type { SearchRule } from '../../engine/search.js'
 import type { Product, ProductData, ProductPatch, ProductQuery, ProductSearch } from './products.schema.js'
 
 export type { Product, ProductData, ProductPatch, ProductQuery, ProductSearch }
 export type ProductParams = KnexAdapterParams<ProductQuery>
+
+/** Name (any case or accent) or SKU (any case); names that start with the term first (src/engine/search.ts). */
+const SEARCH_RULE: SearchRule = {
+  term: 'search_fold(btrim(:term))',
+  texts: ['search_fold(t.name)', 'lower(t.sku)'],
+  prefixes: [{ key: 'search_fold(t.name)' }],
+  order: ['search_fold(t.name)']
+}
 
 export class ProductService extends RecordService<Product, ProductData, ProductParams, ProductPatch> {
   /** A plain name filter is a partial, case-insensitive match; operators pass through. */
@@ -16,9 +25,8 @@ export class ProductService extends RecordService<Product, ProductData, ProductP
     return super._find({ ...params, query })
   }
 
-  /** Partial, case-insensitive match on name or SKU, served by the trigram index. */
   async search(data: ProductSearch) {
-    return this.searchColumns(data, ['name', 'sku'])
+    return this.searchRecords(SEARCH_RULE, data)
   }
 }
 
