@@ -24,6 +24,8 @@ export interface CustomMethodDocs {
   status?: number
   /** Also reached by PATCH /<path> with the header (batch update and delete). */
   patch?: boolean
+  /** What an error answer of this method means when the standard wording does not say it. */
+  errors?: Partial<Record<ErrorCode, string>>
 }
 
 /** What a service registration declares about itself for the OpenAPI document. */
@@ -224,7 +226,8 @@ function serviceOperations(app: Application, location: string, options: any, com
       requestBody: spec.data ? { required: true, ...json(collectSchema(components, spec.data)) } : undefined,
       responses: {
         [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) },
-        ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed' } } : {})
+        ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed' } } : {}),
+        ...described(spec.errors)
       }
     }
     add(`${spec.byId ? item : base}#${method}`, 'post', operation)

@@ -106,7 +106,11 @@ export const contact = (app: Application) => {
         data: contactMergeValidator,
         docs: {
           data: contactMergeSchema, result: contactSchema,
-          description: "Merges duplicate_ids into primary_id in one transaction: their deals, activities, conversations and reservations move to the primary, the primary's empty fields are filled from them, and they are deleted. Answers the primary."
+          description: "Merges duplicate_ids into primary_id in one transaction: their deals, activities, conversations and reservations move to the primary, the primary's empty fields are filled from them, and they are deleted. Answers the primary. " +
+            "Channel identities (external_id, the channel_* ids, the phone) route a person's messages and replies, so they are never filled from a duplicate: they stay the primary's unless keep_identity_from names the contact whose to keep.",
+          errors: {
+            409: 'A duplicate holds a channel identity (external_id, a channel_* id, the phone) other than the primary\'s, and keep_identity_from is missing: errors names each such field. Nothing changed.'
+          }
         }
       }
     },
