@@ -26,7 +26,21 @@ export interface SoftDeleteCascade {
   table: string
   /** The column of `table` that holds the record's id. */
   column: string
+  /**
+   * The path of the service whose records these rows are: their removed events are its. `{column}`
+   * stands for the row's value of that column ('conversation-messages-{channel}': a message's channel).
+   */
+  path: string
 }
+
+/** A dependant a delete soft-deleted (softDeleteCascade): the stored row, and the path of its service. */
+export interface CascadedRow {
+  path: string
+  record: Record<string, any>
+}
+
+/** The service path of a cascaded row: the declared path with each `{column}` replaced by the row's value. */
+export const cascadedPathOf = (path: string, row: Record<string, any>) => path.replace(/\{(\w+)\}/g, (_match, column: string) => String(row[column]))
 
 export interface RecordServiceOptions extends KnexAdapterOptions {
   /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
@@ -75,6 +89,8 @@ declare module '@feathersjs/feathers' {
     selectFields?: string[]
     /** The call may be answered as the JSON text Postgres wrote (RenderedAnswer): set for a REST request's own read. */
     rendered?: boolean
+    /** Set around a delete by the resource factory: the dependants the delete soft-deleted, for their events. */
+    cascaded?: CascadedRow[]
   }
 }
 
@@ -359,7 +375,7 @@ export class RecordService<
         ? await write.whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
         : await write.delete().returning('*')
       this.assertAllFound(ids, rows)
-      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, rows[0].deleted_at)
+      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, rows[0].deleted_at, params)
       return this.inOrderOf(ids, rows)
     }
     return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
@@ -383,11 +399,15 @@ export class RecordService<
     if (missing !== undefined) throw notFound(missing)
   }
 
-  /** The declared dependants of deleted records, soft-deleted at the records' instant. */
-  private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown) {
-    for (const { table, column } of this.options.softDeleteCascade ?? []) {
-      await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
-        .update({ deleted_at: deletedAt, updated_at: deletedAt })
+  /**
+   * The declared dependants of deleted records, soft-deleted at the records' instant; the rows
+   * each statement returns go to params.cascaded, whose events the factory sends.
+   */
+  private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown, params: ServiceParams) {
+    for (const { table, column, path } of this.options.softDeleteCascade ?? []) {
+      const rows: Record<string, any>[] = await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
+        .update({ deleted_at: deletedAt, updated_at: deletedAt }).returning('*')
+      params.cascaded?.push(...rows.map((record) => ({ path: cascadedPathOf(path, record), record })))
     }
   }
 
@@ -434,7 +454,7 @@ export class RecordService<
       : await write.delete().returning('*')
     if (rows.length !== 1) throw notFound(id)
     const record = rows[0]
-    if (cascades) await this.cascade(this.dbOf(params), record.organization_id, [record.id], record.deleted_at)
+    if (cascades) await this.cascade(this.dbOf(params), record.organization_id, [record.id], record.deleted_at, params)
     return record as Result
   }
 
