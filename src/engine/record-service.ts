@@ -26,10 +26,7 @@ export interface SoftDeleteCascade {
   table: string
   /** The column of `table` that holds the record's id. */
   column: string
-  /**
-   * The path of the service whose records these rows are: their removed events are its. `{column}`
-   * stands for the row's value of that column ('conversation-messages-{channel}': a message's channel).
-   */
+  /** The path of the service these rows belong to, whose removed events they send; `{column}` stands for the row's value ('conversation-messages-{channel}'). */
   path: string
 }
 
@@ -40,7 +37,7 @@ export interface CascadedRow {
 }
 
 /** The service path of a cascaded row: the declared path with each `{column}` replaced by the row's value. */
-export const cascadedPathOf = (path: string, row: Record<string, any>) => path.replace(/\{(\w+)\}/g, (_match, column: string) => String(row[column]))
+const cascadedPathOf = (path: string, row: Record<string, any>) => path.replace(/\{(\w+)\}/g, (_match, column: string) => String(row[column]))
 
 export interface RecordServiceOptions extends KnexAdapterOptions {
   /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
@@ -399,10 +396,7 @@ export class RecordService<
     if (missing !== undefined) throw notFound(missing)
   }
 
-  /**
-   * The declared dependants of deleted records, soft-deleted at the records' instant; the rows
-   * each statement returns go to params.cascaded, whose events the factory sends.
-   */
+  /** The declared dependants of deleted records, soft-deleted at the records' instant; their rows go to params.cascaded (their events). */
   private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown, params: ServiceParams) {
     for (const { table, column, path } of this.options.softDeleteCascade ?? []) {
       const rows: Record<string, any>[] = await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')

@@ -287,6 +287,14 @@ describe('contact duplicates and merge', () => {
       expect(await read(primary.id)).toMatchObject({ channel_whatsapp_wa_id: '4470000002', channel_messenger_user_id: null, phone: '+44 20 7946 0958' })
     })
 
+    it('when the OpenAPI document is read, then the merge method describes keep_identity_from and its 409 with the errors it names', async () => {
+      const doc = (await t.http().get('/openapi.json')).body
+      expect(doc.components.schemas.ContactMerge.properties.keep_identity_from.description).toContain('primary_id or one of duplicate_ids')
+      const conflict = doc.paths['/contacts#merge'].post.responses['409']
+      expect(conflict.description).toContain('keep_identity_from')
+      expect(conflict.content['application/json'].example).toMatchObject({ name: 'Conflict', errors: { external_id: expect.any(String) } })
+    })
+
     it("when keep_identity_from names another organization's contact, then 400 and nothing changes", async () => {
       const primary = await contact(acme, { first_name: 'Edsger' })
       const duplicate = await contact(acme, { first_name: 'Edsger', external_id: `e-${crypto.randomUUID()}` })

@@ -83,15 +83,20 @@ const IDENTITIES: { field: string; columns: string[]; value: (row: Record<string
   }
 ]
 
+/** The refusal of a merge whose duplicates hold other identities than the primary: each field, with the contacts holding one. */
+export const otherIdentities = (holders: Record<string, number[]>) => new Conflict('The duplicates hold other channel identities than the primary', {
+  errors: Object.fromEntries(Object.entries(holders).map(([field, ids]) => [field, `differs on contact ${ids.join(', ')}: keep_identity_from names whose identity the merged contact keeps`]))
+})
+
 /** 409 naming each identity some duplicate holds otherwise than the primary (a primary without one included). */
 function refuseOtherIdentities(primary: Record<string, any>, duplicates: Record<string, any>[]) {
-  const errors: Record<string, string> = {}
+  const holders: Record<string, number[]> = {}
   for (const { field, value } of IDENTITIES) {
     const own = value(primary)
-    const holders = duplicates.filter((duplicate) => value(duplicate) !== null && value(duplicate) !== own).map((duplicate) => duplicate.id)
-    if (holders.length) errors[field] = `differs on contact ${holders.join(', ')}: keep_identity_from names whose identity the merged contact keeps`
+    const ids = duplicates.filter((duplicate) => value(duplicate) !== null && value(duplicate) !== own).map((duplicate) => duplicate.id)
+    if (ids.length) holders[field] = ids
   }
-  if (Object.keys(errors).length) throw new Conflict('The duplicates hold other channel identities than the primary', { errors })
+  if (Object.keys(holders).length) throw otherIdentities(holders)
 }
 
 /** The identity columns of the kept duplicate that it holds: the primary takes them and the duplicate loses them. */
