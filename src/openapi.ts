@@ -3,9 +3,11 @@ import path from 'node:path'
 import feathersCore from '@feathersjs/feathers'
 import serveStatic from 'koa-static'
 import type { Context, Next } from 'koa'
+import type { FeathersError } from '@feathersjs/errors'
 import type { TSchema } from '@feathersjs/typebox'
 import type { Application } from './declarations.js'
 import { WEBHOOK_DOCS } from './channels/webhooks.js'
+import { errorBody } from './hooks/errors.js'
 import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
 import { JSON_RPC_SCHEMAS, MCP_PATH_DOCS } from './mcp/openapi.js'
 import { OR_DESCRIPTION, customFieldFilterParameter, exampleOf, keysetPageOf, pageOf, plain, queryParameters } from './openapi-schemas.js'
@@ -24,6 +26,8 @@ export interface CustomMethodDocs {
   status?: number
   /** Also reached by PATCH /<path> with the header (batch update and delete). */
   patch?: boolean
+  /** Error answers of this method the standard wording does not say: what each means here, and an error it throws as the example. */
+  errors?: Partial<Record<ErrorCode, { description: string; example: FeathersError }>>
 }
 
 /** What a service registration declares about itself for the OpenAPI document. */
@@ -224,7 +228,8 @@ function serviceOperations(app: Application, location: string, options: any, com
       requestBody: spec.data ? { required: true, ...json(collectSchema(components, spec.data)) } : undefined,
       responses: {
         [spec.status ?? 200]: { description: 'Result', ...json(spec.result ? collectSchema(components, spec.result) : { type: 'object' }) },
-        ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed' } } : {})
+        ...(spec.patch ? { 404: { description: 'An id is not a live record of the organization: nothing changed' } } : {}),
+        ...Object.fromEntries(Object.entries(spec.errors ?? {}).map(([code, { description, example }]) => [code, { description, ...json(ref('schemas', 'Error'), errorBody(example)) }]))
       }
     }
     add(`${spec.byId ? item : base}#${method}`, 'post', operation)

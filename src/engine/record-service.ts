@@ -27,7 +27,18 @@ export interface SoftDeleteCascade {
   table: string
   /** The column of `table` that holds the record's id. */
   column: string
+  /** The path of the service these rows belong to, whose removed events they send; `{column}` stands for the row's value ('conversation-messages-{channel}'). */
+  path: string
 }
+
+/** A dependant a delete soft-deleted (softDeleteCascade): the stored row, and the path of its service. */
+export interface CascadedRow {
+  path: string
+  record: Record<string, any>
+}
+
+/** The service path of a cascaded row: the declared path with each `{column}` replaced by the row's value. */
+const cascadedPathOf = (path: string, row: Record<string, any>) => path.replace(/\{(\w+)\}/g, (_match, column: string) => String(row[column]))
 
 export interface RecordServiceOptions extends KnexAdapterOptions {
   /** DELETE sets deleted_at instead of removing the row, and deleted rows disappear from every read. */
@@ -76,6 +87,8 @@ declare module '@feathersjs/feathers' {
     selectFields?: string[]
     /** The call may be answered as the JSON text Postgres wrote (RenderedAnswer): set for a REST request's own read. */
     rendered?: boolean
+    /** Set around a delete by the resource factory: the dependants the delete soft-deleted, for their events. */
+    cascaded?: CascadedRow[]
   }
 }
 
@@ -369,7 +382,7 @@ export class RecordService<
         ? await write.whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
         : await write.delete().returning('*')
       this.assertAllFound(ids, rows)
-      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, rows[0].deleted_at)
+      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, rows[0].deleted_at, params)
       return this.inOrderOf(ids, rows)
     }
     return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
@@ -393,11 +406,12 @@ export class RecordService<
     if (missing !== undefined) throw notFound(missing)
   }
 
-  /** The declared dependants of deleted records, soft-deleted at the records' instant. */
-  private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown) {
-    for (const { table, column } of this.options.softDeleteCascade ?? []) {
-      await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
-        .update({ deleted_at: deletedAt, updated_at: deletedAt })
+  /** The declared dependants of deleted records, soft-deleted at the records' instant; their rows go to params.cascaded (their events). */
+  private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown, params: ServiceParams) {
+    for (const { table, column, path } of this.options.softDeleteCascade ?? []) {
+      const rows: Record<string, any>[] = await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
+        .update({ deleted_at: deletedAt, updated_at: deletedAt }).returning('*')
+      params.cascaded?.push(...rows.map((record) => ({ path: cascadedPathOf(path, record), record })))
     }
   }
 
@@ -444,7 +458,7 @@ export class RecordService<
       : await write.delete().returning('*')
     if (rows.length !== 1) throw notFound(id)
     const record = rows[0]
-    if (cascades) await this.cascade(this.dbOf(params), record.organization_id, [record.id], record.deleted_at)
+    if (cascades) await this.cascade(this.dbOf(params), record.organization_id, [record.id], record.deleted_at, params)
     return record as Result
   }
 

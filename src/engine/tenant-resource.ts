@@ -14,6 +14,9 @@ import type { GuardedWriter } from './write-guards.js'
 import type { Reference } from '../hooks/references.js'
 import { externalProperties, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
+import { announceCascade } from '../hooks/deferred-events.js'
+import { eventTypeOf } from '../webhooks/events.js'
+import type { SoftDeleteCascade } from './record-service.js'
 import { RECORD_ID_MESSAGE, RecordId, isRecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
 import { storeCustomFieldValues } from '../services/custom-fields/custom-field-values.js'
@@ -365,14 +368,28 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   }
 
   const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
-  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), { alsoChanges: options.alsoChanges, checksInWrite: inWrite })
+  const cascades: SoftDeleteCascade[] = service.options?.softDeleteCascade ?? []
+  const alsoChanges = cascades.length ? withCascadeEvents(options.alsoChanges ?? {}, cascades) : options.alsoChanges
+  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), { alsoChanges, checksInWrite: inWrite })
+  const deletes = cascades.length ? { remove: [announceCascade], 'batch-delete': [announceCascade] } : {}
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[]
+      all: [authenticationFor(options), ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[],
+      ...deletes
     },
     before: before as any,
     after: after as any
   })
+}
+
+/**
+ * The event types a delete causes besides its records' own: those of the dependants it
+ * soft-deletes (the messages of any channel share one), so that the delete's transaction opens
+ * when only they are subscribed to.
+ */
+function withCascadeEvents(alsoChanges: Record<string, string[]>, cascades: SoftDeleteCascade[]) {
+  const types = cascades.map(({ path }) => eventTypeOf(path.replace(/\{\w+\}/g, ''), 'remove')).filter((type): type is string => Boolean(type))
+  return { ...alsoChanges, remove: [...(alsoChanges.remove ?? []), ...types], 'batch-delete': [...(alsoChanges['batch-delete'] ?? []), ...types] }
 }
 
 /** A tenant resource's joins and resolvers, as it declared them. */

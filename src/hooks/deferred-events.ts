@@ -1,7 +1,8 @@
 import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Params } from '@feathersjs/feathers'
-import type { HookContext } from '../declarations.js'
+import type { HookContext, NextFunction } from '../declarations.js'
+import type { CascadedRow } from '../engine/record-service.js'
 
 export interface PendingEvent {
   service: { emit: (event: string, data: unknown, context?: unknown) => unknown }
@@ -31,6 +32,21 @@ export const announceChanges = (path: string, event: 'patched' | 'removed') => a
   context.event = null
   const service = context.app.service(path as any) as unknown as PendingEvent['service']
   for (const data of records) emitAfterCommit(context.params, service, event, data)
+}
+
+/**
+ * Around a delete of a resource whose records take dependants with them (softDeleteCascade):
+ * each dependant the delete soft-deleted is announced as if it had been deleted on its own, one
+ * event per record: its resource's webhook event, written in the delete's transaction
+ * (params.alsoChanged, read by writeTransaction), and its service's removed event after the commit.
+ */
+export const announceCascade = async (context: HookContext, next: NextFunction) => {
+  const cascaded: CascadedRow[] = (context.params.cascaded = [])
+  await next()
+  context.params.alsoChanged?.push(...cascaded.map(({ path, record }) => ({ path, method: 'remove' as const, record })))
+  for (const { path, record } of cascaded) {
+    emitAfterCommit(context.params, context.app.service(path as any) as unknown as PendingEvent['service'], 'removed', record)
+  }
 }
 
 /**

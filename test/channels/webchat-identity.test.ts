@@ -120,7 +120,7 @@ describe('web chat identity', () => {
     expect(otherTenant.total).toBe(0)
   })
 
-  it("when the team merges a signed user's contact into an older one, then the user's next session joins the merged contact and the same thread", async () => {
+  it("when the team merges a signed user's contact into an older one and keeps the signed contact's identity, then the user's next session joins the merged contact and the same thread", async () => {
     const site = await connectWebchat(t, acme)
     const userId = `merged-${crypto.randomUUID()}`
     const signed = { user_id: userId, user_hash: userHashOf(site.identity_secret, userId), name: 'Signed Later' }
@@ -128,7 +128,7 @@ describe('web chat identity', () => {
     await say(first.visitor_token, 'Hello from the shop')
     const older = created(await t.http().post('/contacts').set(acme.key).send({ first_name: 'Known', last_name: 'Before' }), 'contact')
     const signedContact = (await conversationOf(first.conversation_id)).contact_id
-    const merged = await t.http().post('/contacts').set(acme.key).set('X-Service-Method', 'merge').send({ primary_id: older.id, duplicate_ids: [signedContact] })
+    const merged = await t.http().post('/contacts').set(acme.key).set('X-Service-Method', 'merge').send({ primary_id: older.id, duplicate_ids: [signedContact], keep_identity_from: signedContact })
     expect(merged.body).toMatchObject({ id: older.id, external_id: userId })
 
     const next = await open(signed, site)

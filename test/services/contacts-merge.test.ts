@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { countQueries, startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
@@ -5,6 +6,7 @@ import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { createDeal, createPipeline } from './deal-fixtures.js'
 import { at, created, inDays, link, resourceWithHours } from '../reservations/fixtures.js'
+import { connectWebchat } from '../channels/fixtures.js'
 
 /** Duplicate contacts (issue 19): find-duplicates groups them, merge folds them into one. */
 describe('contact duplicates and merge', () => {
@@ -89,14 +91,14 @@ describe('contact duplicates and merge', () => {
   })
 
   describe('merge', () => {
-    it('when two duplicate contacts are merged, then their records move to the primary, its empty fields are filled and the duplicate is deleted', async () => {
+    it('when two duplicate contacts without channel identities are merged, then their records move to the primary, its empty fields are filled and the duplicate is deleted', async () => {
       await t.http().post('/custom-fields').set(acme.key).send({ entity_type: 'contact', key: 'source', name: 'Source', field_type: 'text' }).expect(201)
       await t.http().post('/custom-fields').set(acme.key).send({ entity_type: 'contact', key: 'score', name: 'Score', field_type: 'number' }).expect(201)
       const company = await created(t, acme, '/companies', { name: 'Initech' })
       const primary = await contact(acme, { first_name: 'Grace', email: 'grace@example.test', custom_fields_by_name: { Source: 'web' } })
       const duplicate = await contact(acme, {
-        first_name: 'Grace', last_name: 'Hopper', email: 'g.hopper@example.test', phone: '+1 555 0100', phone_country_code: '+1',
-        phone_country_iso: 'us', company_id: company.id, custom_fields_by_name: { Source: 'import', Score: 7 }
+        first_name: 'Grace', last_name: 'Hopper', email: 'g.hopper@example.test', avatar_url: 'https://example.test/grace.png',
+        company_id: company.id, custom_fields_by_name: { Source: 'import', Score: 7 }
       })
       const board = await createPipeline(t, acme)
       const deal = await createDeal(t, acme, board, { contact_id: duplicate.id })
@@ -116,8 +118,8 @@ describe('contact duplicates and merge', () => {
       const res = await merge(acme, { primary_id: primary.id, duplicate_ids: [duplicate.id] })
       expect(res.status, JSON.stringify(res.body)).toBe(200)
       expect(res.body).toMatchObject({
-        id: primary.id, first_name: 'Grace', email: 'grace@example.test', last_name: 'Hopper', phone: '+1 555 0100',
-        phone_country_code: '+1', phone_country_iso: 'US', company_id: company.id, custom_fields_by_name: { Source: 'web', Score: 7 }
+        id: primary.id, first_name: 'Grace', email: 'grace@example.test', last_name: 'Hopper', avatar_url: 'https://example.test/grace.png',
+        company_id: company.id, custom_fields_by_name: { Source: 'web', Score: 7 }
       })
       expect(res.body).not.toHaveProperty('custom_fields')
 
@@ -130,10 +132,6 @@ describe('contact duplicates and merge', () => {
         expect(moved.body.contact_id, path).toBe(primary.id)
         expect(Date.parse(moved.body.updated_at), path).toBeGreaterThan(Date.parse(record.updated_at))
       }
-      // Phone search finds the primary under the phone it took over.
-      const byPhone = await t.http().post('/contacts').set(acme.key).set('X-Service-Method', 'search')
-        .send({ searchIn: 'phone', searchTerm: '5550100', phone_country_code: '+1', phone_country_iso: 'US' })
-      expect(byPhone.body.data.map((c: any) => c.id)).toEqual([primary.id])
       // A sync client sees the duplicate's deletion.
       const sync = await t.http().get('/contacts').set(acme.key).send({ query: { id: duplicate.id, $withDeleted: true } })
       expect(sync.body.data[0].deleted_at).toEqual(expect.any(String))
@@ -178,11 +176,133 @@ describe('contact duplicates and merge', () => {
         [{ primary_id: primary.id, duplicate_ids: [primary.id] }, 400],
         [{ primary_id: primary.id, duplicate_ids: [5, 5] }, 400],
         [{ primary_id: primary.id, duplicate_ids: ['x'] }, 400],
-        [{ primary_id: primary.id, duplicate_ids: [1], organization_id: other.organization.id }, 403]
+        [{ primary_id: primary.id, duplicate_ids: [1], organization_id: other.organization.id }, 403],
+        [{ primary_id: primary.id, duplicate_ids: [primary.id + 1], keep_identity_from: 'x' }, 400],
+        [{ primary_id: primary.id, duplicate_ids: [primary.id + 1], keep_identity_from: primary.id + 2 }, 400]
       ]
       for (const [body, status] of cases) expect((await merge(acme, body)).status, JSON.stringify(body)).toBe(status)
       const self = await merge(acme, { primary_id: primary.id, duplicate_ids: [primary.id] })
       expect(self.body.errors).toEqual({ duplicate_ids: 'must not contain primary_id' })
+      const stranger = await merge(acme, { primary_id: primary.id, duplicate_ids: [primary.id + 1], keep_identity_from: primary.id + 2 })
+      expect(stranger.body.errors).toEqual({ keep_identity_from: 'must be primary_id or one of duplicate_ids' })
+    })
+  })
+
+  describe('merge and channel identities', () => {
+    let widget: any
+    beforeAll(async () => {
+      widget = await connectWebchat(t, acme)
+    })
+
+    /** A web-chat session as the site's back end signs it for a signed-in user (docs/channels.md). */
+    const signedSession = async (userId: string, claims: Record<string, unknown> = {}) => {
+      const userHash = crypto.createHmac('sha256', widget.identity_secret).update(userId).digest('hex')
+      const res = await t.http().post(`/public/webchat/${widget.widget_token}/sessions`).send({ user_id: userId, user_hash: userHash, ...claims })
+      expect(res.status, JSON.stringify(res.body)).toBe(201)
+      return res.body as { visitor_token: string; conversation_id: number }
+    }
+    const threadOf = async (visitorToken: string) =>
+      (await t.http().get('/public/webchat/messages').set('X-Visitor-Token', visitorToken)).body.data.map((m: any) => m.content)
+    const read = async (id: number) => (await t.http().get('/contacts').set(acme.key).send({ query: { id, $withDeleted: true } })).body.data[0]
+
+    /** A customer with a web-chat thread holding the team's private answer, and a signed-in stranger claiming the customer's e-mail. */
+    async function claimedCustomer() {
+      const email = `victim-${crypto.randomUUID().slice(0, 8)}@example.test`
+      const customer = await contact(acme, { first_name: 'Ada', last_name: 'Lovelace', email })
+      const conversation = await created(t, acme, '/conversations', { channel: 'webchat', contact_id: customer.id, channel_account_id: widget.id })
+      await t.http().post('/conversation-messages-transform-outgoing-webchat').set(acme.key)
+        .send({ conversation_id: conversation.id, content: 'Your order 4711 ships to 12 Crescent Road' }).expect(201)
+      const userId = `claimant-${crypto.randomUUID()}`
+      const session = await signedSession(userId, { name: 'Ada Lovelace', email })
+      const claimant = (await t.http().get(`/conversations/${session.conversation_id}`).set(acme.key)).body.contact
+      const proposed = await duplicates(acme, { searchIn: 'email' })
+      expect(proposed.body.groups).toContainEqual({ value: email, count: 2, contact_ids: [customer.id, claimant.id] })
+      return { customer, conversation, userId, claimant }
+    }
+
+    it("when a signed-in web-chat user claims a customer's e-mail and the team merges the pair, then 409 naming external_id, nothing changes, and the user's next session stays out of the customer's thread", async () => {
+      const { customer, conversation, userId, claimant } = await claimedCustomer()
+      const res = await merge(acme, { primary_id: customer.id, duplicate_ids: [claimant.id] })
+      expect(res.status, JSON.stringify(res.body)).toBe(409)
+      expect(res.body).toMatchObject({ name: 'Conflict', errors: { external_id: expect.stringContaining(String(claimant.id)) } })
+      expect(Object.keys(res.body.errors)).toEqual(['external_id'])
+
+      expect(await read(customer.id)).toMatchObject({ external_id: null, deleted_at: null })
+      expect(await read(claimant.id)).toMatchObject({ external_id: userId, deleted_at: null })
+      const next = await signedSession(userId)
+      expect(next.conversation_id).not.toBe(conversation.id)
+      expect(await threadOf(next.visitor_token)).toEqual([])
+    })
+
+    it("when the caller keeps the primary's identity, then the merge goes through without the duplicate's, and the user's next session gets a contact of its own", async () => {
+      const { customer, conversation, userId, claimant } = await claimedCustomer()
+      const res = await merge(acme, { primary_id: customer.id, duplicate_ids: [claimant.id], keep_identity_from: customer.id })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body).toMatchObject({ id: customer.id, external_id: null })
+      expect(await read(claimant.id)).toMatchObject({ deleted_at: expect.any(String) })
+
+      const next = await signedSession(userId)
+      expect(next.conversation_id).not.toBe(conversation.id)
+      const nextContact = (await t.http().get(`/conversations/${next.conversation_id}`).set(acme.key)).body.contact_id
+      expect(nextContact).not.toBe(customer.id)
+      expect(await threadOf(next.visitor_token)).toEqual([])
+    })
+
+    it("when the caller keeps a duplicate's identity, then the primary takes its identities and phone where it has them, keeps its own elsewhere, and the duplicate loses them", async () => {
+      const primary = await contact(acme, { first_name: 'Grace', channel_whatsapp_wa_id: '4470000001', channel_instagram_user_id: 'ig-grace' })
+      const externalId = `grace-${crypto.randomUUID()}`
+      const duplicate = await contact(acme, {
+        first_name: 'Grace', external_id: externalId, channel_whatsapp_wa_id: '15550100', phone: '+1 555 0100', phone_country_code: '+1', phone_country_iso: 'us'
+      })
+      const other = await contact(acme, { first_name: 'Grace', channel_messenger_user_id: 'psid-other' })
+      const res = await merge(acme, { primary_id: primary.id, duplicate_ids: [other.id, duplicate.id], keep_identity_from: duplicate.id })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body).toMatchObject({
+        id: primary.id, external_id: externalId, channel_whatsapp_wa_id: '15550100', channel_instagram_user_id: 'ig-grace', channel_messenger_user_id: null,
+        phone: '+1 555 0100', phone_country_code: '+1', phone_country_iso: 'US'
+      })
+      expect((await t.http().get(`/contacts/${primary.id}`).set(acme.key)).body).toEqual(res.body)
+      expect(await read(duplicate.id)).toMatchObject({ external_id: null, channel_whatsapp_wa_id: null, phone: null, phone_country_code: null, deleted_at: expect.any(String) })
+      expect(await read(other.id)).toMatchObject({ channel_messenger_user_id: 'psid-other', deleted_at: expect.any(String) })
+      // Phone search finds the primary under the phone it took over; the external id names it.
+      const byPhone = await t.http().post('/contacts').set(acme.key).set('X-Service-Method', 'search')
+        .send({ searchIn: 'phone', searchTerm: '5550100', phone_country_code: '+1', phone_country_iso: 'US' })
+      expect(byPhone.body.data.map((c: any) => c.id)).toEqual([primary.id])
+      expect((await t.http().get('/contacts').set(acme.key).query({ external_id: externalId })).body.data.map((c: any) => c.id)).toEqual([primary.id])
+    })
+
+    it('when duplicates hold phones or channel ids other than the primary\'s, then 409 names each such field; the same phone written otherwise is no conflict', async () => {
+      const primary = await contact(acme, { first_name: 'Linus', channel_whatsapp_wa_id: '4470000002', phone: '+44 20 7946 0958', phone_country_code: '+44' })
+      const samePhone = await contact(acme, { first_name: 'Linus', phone: '20 7946 0958', phone_country_code: '+44', channel_whatsapp_wa_id: '4470000002' })
+      expect((await merge(acme, { primary_id: primary.id, duplicate_ids: [samePhone.id] })).status).toBe(200)
+
+      const others = [
+        await contact(acme, { first_name: 'Linus', channel_whatsapp_wa_id: '4470000003', channel_messenger_user_id: 'psid-linus' }),
+        await contact(acme, { first_name: 'Linus', phone: '+44 20 7946 1111', phone_country_code: '+44', channel_whatsapp_user_id: 'US.bsuid', channel_instagram_user_id: 'ig-linus' })
+      ]
+      const res = await merge(acme, { primary_id: primary.id, duplicate_ids: others.map((c) => c.id) })
+      expect(res.status, JSON.stringify(res.body)).toBe(409)
+      expect(Object.keys(res.body.errors).sort()).toEqual(['channel_instagram_user_id', 'channel_messenger_user_id', 'channel_whatsapp_user_id', 'channel_whatsapp_wa_id', 'phone'])
+      for (const duplicate of others) expect(await read(duplicate.id)).toMatchObject({ deleted_at: null })
+      expect(await read(primary.id)).toMatchObject({ channel_whatsapp_wa_id: '4470000002', channel_messenger_user_id: null, phone: '+44 20 7946 0958' })
+    })
+
+    it('when the OpenAPI document is read, then the merge method describes keep_identity_from and its 409 with the errors it names', async () => {
+      const doc = (await t.http().get('/openapi.json')).body
+      expect(doc.components.schemas.ContactMerge.properties.keep_identity_from.description).toContain('primary_id or one of duplicate_ids')
+      const conflict = doc.paths['/contacts#merge'].post.responses['409']
+      expect(conflict.description).toContain('keep_identity_from')
+      expect(conflict.content['application/json'].example).toMatchObject({ name: 'Conflict', errors: { external_id: expect.any(String) } })
+    })
+
+    it("when keep_identity_from names another organization's contact, then 400 and nothing changes", async () => {
+      const primary = await contact(acme, { first_name: 'Edsger' })
+      const duplicate = await contact(acme, { first_name: 'Edsger', external_id: `e-${crypto.randomUUID()}` })
+      const theirs = await contact(other, { first_name: 'Edsger' })
+      const res = await merge(acme, { primary_id: primary.id, duplicate_ids: [duplicate.id], keep_identity_from: theirs.id })
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toHaveProperty('keep_identity_from')
+      expect(await read(duplicate.id)).toMatchObject({ deleted_at: null })
     })
   })
 })

@@ -1,4 +1,4 @@
-import { NotFound } from '@feathersjs/errors'
+import { Conflict, NotFound } from '@feathersjs/errors'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
@@ -41,25 +41,59 @@ const DUPLICATE_VALUES = {
 /** The ids a group lists; its count says how many there are in all. */
 const GROUP_IDS = 20
 
-/** Fields a merge fills on the primary from the duplicates when the primary has none; a phone moves with its country. */
-const FILLED_ALONE = ['last_name', 'email', 'company_id', 'owned_by_user_id', 'channel_whatsapp_wa_id', 'channel_instagram_user_id', 'avatar_url', 'external_id']
-const FILLED_TOGETHER = ['phone', 'phone_country_code', 'phone_country_iso', 'phone_normalized']
+/** Fields a merge fills on the primary from the duplicates when the primary has none. */
+const FILLED = ['last_name', 'email', 'company_id', 'owned_by_user_id', 'avatar_url']
 
 /** The primary's empty fields, filled from the first duplicate (in the order given) that has them; its custom values win. */
 function filledFields(primary: Record<string, any>, duplicates: Record<string, any>[]) {
   const changes: Record<string, unknown> = {}
-  for (const field of FILLED_ALONE) {
+  for (const field of FILLED) {
     if (primary[field] !== null) continue
     const source = duplicates.find((duplicate) => duplicate[field] !== null)
     if (source) changes[field] = source[field]
   }
-  if (primary.phone === null) {
-    const source = duplicates.find((duplicate) => duplicate.phone !== null)
-    if (source) for (const field of FILLED_TOGETHER) changes[field] = source[field]
-  }
   const values = [...duplicates].reverse().map((duplicate) => duplicate.custom_fields ?? {})
   changes.custom_fields = JSON.stringify(Object.assign({}, ...values, primary.custom_fields ?? {}))
   return changes
+}
+
+/**
+ * What routes a channel's messages to a contact and the team's replies back to a person: the
+ * channels' ids of the person, the web-chat user id a site signs (external_id) and the phone that
+ * SMS and WhatsApp match and send to (src/channels/contacts.ts). Whoever holds one of them reads
+ * the contact's threads, so a merge never takes one from a duplicate unless the caller says so.
+ * Each is compared as the channels match it: the phone by its E.164 digits.
+ */
+const IDENTITIES: { field: string; columns: string[]; value: (row: Record<string, any>) => string | null }[] = [
+  ...['external_id', 'channel_whatsapp_wa_id', 'channel_whatsapp_user_id', 'channel_messenger_user_id', 'channel_instagram_user_id']
+    .map((column) => ({ field: column, columns: [column], value: (row: Record<string, any>) => row[column] })),
+  {
+    field: 'phone',
+    columns: ['phone', 'phone_country_code', 'phone_country_iso', 'phone_normalized'],
+    value: (row) => (row.phone_normalized === null ? null : `${(row.phone_country_code ?? '').replace(/\D/g, '')}${row.phone_normalized}`)
+  }
+]
+
+/** The refusal of a merge whose duplicates hold other identities than the primary: each field, with the contacts holding one. */
+export const otherIdentities = (holders: Record<string, number[]>) => new Conflict('The duplicates hold other channel identities than the primary', {
+  errors: Object.fromEntries(Object.entries(holders).map(([field, ids]) => [field, `differs on contact ${ids.join(', ')}: keep_identity_from names whose identity the merged contact keeps`]))
+})
+
+/** 409 naming each identity some duplicate holds otherwise than the primary (a primary without one included). */
+function refuseOtherIdentities(primary: Record<string, any>, duplicates: Record<string, any>[]) {
+  const holders: Record<string, number[]> = {}
+  for (const { field, value } of IDENTITIES) {
+    const own = value(primary)
+    const ids = duplicates.filter((duplicate) => value(duplicate) !== null && value(duplicate) !== own).map((duplicate) => duplicate.id)
+    if (ids.length) holders[field] = ids
+  }
+  if (Object.keys(holders).length) throw otherIdentities(holders)
+}
+
+/** The identity columns of the kept duplicate that it holds: the primary takes them and the duplicate loses them. */
+function identityOf(kept: Record<string, any>) {
+  const columns = IDENTITIES.filter(({ value }) => value(kept) !== null).flatMap((identity) => identity.columns)
+  return Object.fromEntries(columns.map((column) => [column, kept[column]]))
 }
 
 // A deleted company joins as null: its contacts stay, pointing at a company no longer shown.
@@ -153,9 +187,15 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
    * duplicate (CONTACT_REFERENCES, deleted rows too) is moved onto the primary, the primary's
    * empty fields are filled from the duplicates, and the duplicates are soft-deleted. All of
    * them must be live contacts of the organization (else 404 naming the first that is not).
+   * Channel identities stay the primary's unless keep_identity_from names whose to keep; a
+   * duplicate holding another one without that is a 409 (refuseOtherIdentities).
    */
   async merge(data: ContactMerge, params: ContactParams = {}) {
     if (data.duplicate_ids.includes(data.primary_id)) throw fieldError('duplicate_ids', 'must not contain primary_id')
+    const kept = data.keep_identity_from
+    if (kept !== undefined && kept !== data.primary_id && !data.duplicate_ids.includes(kept)) {
+      throw fieldError('keep_identity_from', 'must be primary_id or one of duplicate_ids')
+    }
     const organizationId = data.organization_id!
     const effects = await this.dbOf(params).transaction(async (trx) => {
       const ids = [data.primary_id, ...data.duplicate_ids]
@@ -165,15 +205,23 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       const byId = new Map(locked.map((row) => [row.id as number, row]))
       const missing = ids.find((id) => !byId.has(id))
       if (missing !== undefined) throw new NotFound(`No record found for id '${missing}'`)
+      const primary = byId.get(data.primary_id)!
+      const duplicates = data.duplicate_ids.map((id) => byId.get(id)!)
+      if (kept === undefined) refuseOtherIdentities(primary, duplicates)
+      const identity = kept === undefined || kept === data.primary_id ? {} : identityOf(byId.get(kept)!)
       const moved = {} as MergeEffects['moved']
       for (const table of CONTACT_REFERENCES) moved[table] = await this.moveReferences(trx, table, organizationId, data)
+      // The kept duplicate gives its identity up before the primary takes it (external_id is unique among live contacts).
+      if (Object.keys(identity).length) {
+        await trx('contacts').where({ organization_id: organizationId, id: kept })
+          .update(Object.fromEntries(Object.keys(identity).map((column) => [column, null])))
+      }
       const removed = await trx('contacts')
         .where('organization_id', organizationId).whereIn('id', data.duplicate_ids)
         .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
-      const changes = filledFields(byId.get(data.primary_id)!, data.duplicate_ids.map((id) => byId.get(id)!))
       const [merged] = await trx('contacts')
         .where({ organization_id: organizationId, id: data.primary_id })
-        .update({ ...changes, updated_at: trx.fn.now() }).returning('*')
+        .update({ ...filledFields(primary, duplicates), ...identity, updated_at: trx.fn.now() }).returning('*')
       return { merged, removed, moved }
     })
     params.mergeEffects = effects

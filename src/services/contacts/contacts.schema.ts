@@ -155,6 +155,11 @@ export const contactMergeSchema = Type.Object(
   {
     primary_id: RecordId,
     duplicate_ids: Type.Array(RecordId, { minItems: 1, maxItems: MAX_MERGED, uniqueItems: true }),
+    keep_identity_from: Type.Optional({
+      ...RecordId,
+      description: 'primary_id or one of duplicate_ids: the contact whose channel identities (external_id, the channel_* ids, the phone) the merged contact keeps. ' +
+        "Without it, a duplicate holding one the primary does not have is a 409. A duplicate named here hands over those it holds (the primary keeps its own where it holds none) and loses them; the other duplicates' are never taken."
+    }),
     organization_id: Type.Optional(RecordId)
   },
   { $id: 'ContactMerge', additionalProperties: false }

@@ -3,7 +3,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
-import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone } from './contacts.class.js'
+import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone, otherIdentities } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
 import {
   contactDataResolver, contactDataSchema, contactDataValidator, contactExternalResolver, contactPatchResolver,
@@ -102,7 +102,14 @@ export const contact = (app: Application) => {
         data: contactMergeValidator,
         docs: {
           data: contactMergeSchema, result: contactSchema,
-          description: "Merges duplicate_ids into primary_id in one transaction: their deals, activities, conversations and reservations move to the primary, the primary's empty fields are filled from them, and they are deleted. Answers the primary."
+          description: "Merges duplicate_ids into primary_id in one transaction: their deals, activities, conversations and reservations move to the primary, the primary's empty fields are filled from them, and they are deleted. Answers the primary. " +
+            "Channel identities (external_id, the channel_* ids, the phone) route a person's messages and replies, so they are never filled from a duplicate: they stay the primary's unless keep_identity_from names the contact whose to keep.",
+          errors: {
+            409: {
+              description: "A duplicate holds a channel identity (external_id, a channel_* id, the phone) other than the primary's, and keep_identity_from is missing: errors names each such field. Nothing changed.",
+              example: otherIdentities({ external_id: [43] })
+            }
+          }
         }
       }
     },

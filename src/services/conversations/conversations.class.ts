@@ -78,7 +78,7 @@ export const getOptions = (app: Application) => ({
   Model: app.get('knex'),
   name: 'conversations',
   softDeleteCascade: [
-    { table: 'conversation_messages', column: 'conversation_id' },
-    { table: 'conversation_files', column: 'conversation_id' }
+    { table: 'conversation_messages', column: 'conversation_id', path: 'conversation-messages-{channel}' },
+    { table: 'conversation_files', column: 'conversation_id', path: 'conversation-files' }
   ]
 })

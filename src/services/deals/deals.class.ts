@@ -36,5 +36,5 @@ export const getOptions = (app: Application) => ({
   Model: app.get('knex'),
   name: 'deals',
   triggerFamilies: ['record_counts'] as TriggerFamily[],
-  softDeleteCascade: [{ table: 'deal_products', column: 'deal_id' }]
+  softDeleteCascade: [{ table: 'deal_products', column: 'deal_id', path: 'deal-products' }]
 })

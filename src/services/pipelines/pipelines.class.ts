@@ -66,5 +66,5 @@ export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
   name: 'pipelines',
-  softDeleteCascade: [{ table: 'pipeline_stages', column: 'pipeline_id' }]
+  softDeleteCascade: [{ table: 'pipeline_stages', column: 'pipeline_id', path: 'pipeline-stages' }]
 })

@@ -35,5 +35,5 @@ export const getOptions = (app: Application) => ({
   Model: app.get('knex'),
   name: 'products',
   // Media of a deleted product go too; the media purge removes their files after the grace period.
-  softDeleteCascade: [{ table: 'product_media', column: 'product_id' }]
+  softDeleteCascade: [{ table: 'product_media', column: 'product_id', path: 'product-media' }]
 })
