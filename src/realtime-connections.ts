@@ -178,7 +178,7 @@ export class SocketCredentials {
   /** The connections holding a web-chat session that is no longer open. */
   private async checkVisitors(held: Held<'visitor'>[]): Promise<Connection[]> {
     if (held.length === 0) return []
-    const open = await openSessionIds(this.app.get('knex'), distinct(held.map(({ credential }) => credential), (session) => `${session.organization_id}/${session.id}`))
+    const open = await openSessionIds(this.app, distinct(held.map(({ credential }) => credential), (session) => `${session.organization_id}/${session.id}`))
     return held.filter(({ credential }) => !open.has(credential.id)).map(({ connection }) => connection)
   }
 }

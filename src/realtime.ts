@@ -4,7 +4,7 @@ import type { AuthenticationResult } from '@feathersjs/authentication'
 import socketio from '@feathersjs/socketio'
 import type { Application, Caller, HookContext, NextFunction } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
-import { chatClosed, visitorSession } from './services/public-webchat/public-webchat.class.js'
+import { seenNow, sessionRefusal, visitorSession } from './services/public-webchat/public-webchat.class.js'
 import { SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
 import type { Connection, JwtPayload, SocketCredential } from './realtime-connections.js'
 
@@ -62,9 +62,12 @@ export const socketTransport = (app: Application) => {
         }
         const visitorToken = auth?.visitorToken
         if (visitorToken !== undefined) {
-          const session = await visitorSession(app.get('knex'), typeof visitorToken === 'string' ? visitorToken : undefined).catch(() => undefined)
+          const session = await visitorSession(app, typeof visitorToken === 'string' ? visitorToken : undefined).catch(() => undefined)
           if (!session) return next(new NotAuthenticated('Invalid visitor token'))
-          if (chatClosed(session)) return next(new Forbidden('This chat is closed'))
+          const refusal = sessionRefusal(session)
+          if (refusal) return next(refusal)
+          // A last_seen_at not written only brings the session's expiry closer: the socket still connects.
+          await seenNow(app, session).catch(() => undefined)
           connection.visitor = { organization_id: session.organization_id, conversation_id: session.conversation_id }
           connection.credentials = [{ kind: 'visitor', organization_id: session.organization_id, id: session.id }]
           return next()
