@@ -59,9 +59,10 @@ const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(valu
  * Sockets authenticate once, in their handshake; credentials can end while they stay open. Every
  * SWEEP_INTERVAL_MS this instance reads again, in one query per kind of credential, the distinct
  * API keys, accounts and web-chat sessions of its open sockets, and ends what no longer holds:
- * a connection any of whose credentials is gone (key, account session or chat) is disconnected; a member removed from
- * one organization leaves that organization's channel only; roles (and a person's new
- * memberships) are taken over, so events follow what the connection may read now. Checking on
+ * a connection any of whose credentials is gone (key, account session or chat) is
+ * disconnected; a member removed from one organization leaves that organization's channel only;
+ * roles (and a person's new memberships) are taken over, so events follow what the connection
+ * may read now. Checking on
  * each event instead would cost a query per connection per event, and announcing each change to
  * every instance would need a message for every way a credential ends (expiry has no event at
  * all): one batched read per instance every two seconds costs less than either and needs no

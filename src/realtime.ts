@@ -117,7 +117,8 @@ export const socketTransport = (app: Application) => {
  * credentials with each later call (a JWT as Feathers keeps it; an API key kept here, since no
  * token is issued for it), joins the channels of the organizations the caller may act in, and is
  * checked by SocketCredentials from then on. A logout of the connection's own session (Feathers
- * has then dropped its credentials, so the next call is a 401) leaves every channel.
+ * has then dropped its credentials, so the next call is a 401) leaves every channel. A web-chat
+ * visitor's connection may not sign in at all: a connection is one identity.
  */
 const socketSessions = (app: Application, credentials: SocketCredentials, joinChannels: (connection: Connection) => void) =>
   async (context: HookContext, next: NextFunction) => {
