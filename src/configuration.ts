@@ -37,6 +37,8 @@ export const configurationSchema = Type.Intersect([
     /** Requests per client address per window on the public booking routes (no credentials there). */
     publicRateLimitPoints: Type.Integer({ minimum: 1 }),
     publicRateLimitWindowS: Type.Integer({ minimum: 1 }),
+    /** Seconds a web-chat visitor's session may go unused before it expires (docs/channels.md). */
+    webchatSessionIdleS: Type.Integer({ minimum: 1 }),
     /** Nominatim-compatible search URL resolving activity locations; empty turns geocoding off. */
     geocoderUrl: Type.Optional(Type.String()),
     signupEnabled: Type.Boolean(),

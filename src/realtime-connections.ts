@@ -26,14 +26,23 @@ export interface Connection {
   authentication?: { strategy: string; accessToken?: string; apiKey?: string }
   /** The client's address, for the login throttle. */
   clientAddress?: string
-  credential?: SocketCredential
+  /**
+   * Every credential the connection was admitted with. One identity per connection is the rule
+   * (realtime.ts refuses a second), and the sweep ends the connection when any of them fails, so
+   * that no way of being admitted escapes being checked.
+   */
+  credentials?: SocketCredential[]
   /** Staff (API key or JWT): who is calling, and the organizations whose channels it joined. */
   caller?: Caller
   /** A web-chat visitor: the one conversation whose channel it joined. */
   visitor?: { organization_id: number; conversation_id: number }
 }
 
-type Holding<K extends SocketCredential['kind']> = Connection & { credential: Extract<SocketCredential, { kind: K }> }
+/** One credential of an open connection, as the sweep checks it. */
+interface Held<K extends SocketCredential['kind']> {
+  connection: Connection
+  credential: Extract<SocketCredential, { kind: K }>
+}
 
 const jwtExpired = (payload: JwtPayload) => payload.exp !== undefined && payload.exp * 1000 <= Date.now()
 
@@ -50,9 +59,10 @@ const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(valu
  * Sockets authenticate once, in their handshake; credentials can end while they stay open. Every
  * SWEEP_INTERVAL_MS this instance reads again, in one query per kind of credential, the distinct
  * API keys, accounts and web-chat sessions of its open sockets, and ends what no longer holds:
- * a connection whose key, account session or chat is gone is disconnected; a member removed from
- * one organization leaves that organization's channel only; roles (and a person's new
- * memberships) are taken over, so events follow what the connection may read now. Checking on
+ * a connection any of whose credentials is gone (key, account session or chat) is
+ * disconnected; a member removed from one organization leaves that organization's channel only;
+ * roles (and a person's new memberships) are taken over, so events follow what the connection
+ * may read now. Checking on
  * each event instead would cost a query per connection per event, and announcing each change to
  * every instance would need a message for every way a credential ends (expiry has no event at
  * all): one batched read per instance every two seconds costs less than either and needs no
@@ -66,7 +76,7 @@ export class SocketCredentials {
   constructor(private readonly app: Application) {}
 
   track(connection: Connection) {
-    if (connection.credential) this.open.add(connection)
+    if (connection.credentials?.length) this.open.add(connection)
   }
 
   forget(connection: Connection) {
@@ -83,7 +93,7 @@ export class SocketCredentials {
       if (!connection) return
       this.forget(connection)
       delete connection.caller
-      delete connection.credential
+      delete connection.credentials
     })
   }
 
@@ -100,11 +110,10 @@ export class SocketCredentials {
     if (this.sweeping || this.open.size === 0) return
     this.sweeping = true
     try {
-      const connections = [...this.open]
-      const of = <K extends SocketCredential['kind']>(kind: K) => connections.filter((connection) => connection.credential!.kind === kind) as Holding<K>[]
-      await this.checkKeys(of('api-key'))
-      await this.checkAccounts(of('jwt'))
-      await this.checkVisitors(of('visitor'))
+      const held = [...this.open].flatMap((connection) => (connection.credentials ?? []).map((credential) => ({ connection, credential })))
+      const of = <K extends SocketCredential['kind']>(kind: K) => held.filter((one) => one.credential.kind === kind) as Held<K>[]
+      const failed = [...await this.checkKeys(of('api-key')), ...await this.checkAccounts(of('jwt')), ...await this.checkVisitors(of('visitor'))]
+      for (const connection of new Set(failed)) this.end(connection)
     } catch (error) {
       this.app.get('logger').warn({ err: error }, 'realtime: the credentials of open sockets could not be checked; trying again')
     } finally {
@@ -112,39 +121,41 @@ export class SocketCredentials {
     }
   }
 
-  private async checkKeys(connections: Holding<'api-key'>[]) {
-    if (connections.length === 0) return
-    const keys = distinct(connections.map((connection) => connection.credential), (key) => `${key.organization_id}/${key.id}`)
+  /** The connections holding a key that no longer authenticates; the others take their user's current role. */
+  private async checkKeys(held: Held<'api-key'>[]): Promise<Connection[]> {
+    if (held.length === 0) return []
+    const keys = distinct(held.map(({ credential }) => credential), (key) => `${key.organization_id}/${key.id}`)
     const rows = await liveApiKeys(this.app.get('knex'))
       .whereIn(['k.organization_id', 'k.id'], keys.map((key) => [key.organization_id, key.id]))
       .select('k.id', 'k.expires_at', 'm.role')
     const live = new Map(rows.filter((row) => !keyExpired(row)).map((row) => [row.id as number, row.role as Role]))
-    for (const connection of connections) {
-      const role = live.get(connection.credential.id)
-      if (role === undefined) this.end(connection)
+    const failed: Connection[] = []
+    for (const { connection, credential } of held) {
+      const role = live.get(credential.id)
+      if (role === undefined) failed.push(connection)
       // The key acts as its user: a changed role of the user changes what its events are.
-      else connection.caller?.roles.set(connection.credential.organization_id, role)
+      else connection.caller?.roles.set(credential.organization_id, role)
     }
+    return failed
   }
 
-  private async checkAccounts(connections: Holding<'jwt'>[]) {
-    if (connections.length === 0) return
-    const rows = await accountsOf(this.app.get('knex'), [...new Set(connections.map((connection) => connection.credential.userId))])
+  /** The connections holding a JWT whose session ended; the others follow their user's memberships. */
+  private async checkAccounts(held: Held<'jwt'>[]): Promise<Connection[]> {
+    if (held.length === 0) return []
+    const rows = await accountsOf(this.app.get('knex'), [...new Set(held.map(({ credential }) => credential.userId))])
     const memberships = new Map<number, Map<number, Role>>()
     for (const row of rows) {
       const organizations = memberships.get(row.user_id) ?? memberships.set(row.user_id, new Map()).get(row.user_id)!
       if (row.organization_id !== null) organizations.set(row.organization_id, row.role!)
     }
     const accounts = new Map(rows.map((row) => [row.user_id, row]))
-    for (const connection of connections) {
-      const { userId, payload } = connection.credential
+    const failed: Connection[] = []
+    for (const { connection, credential: { userId, payload } } of held) {
       const account = accounts.get(userId)
-      if (!account || sessionEnded(account, payload) || jwtExpired(payload)) {
-        this.end(connection)
-        continue
-      }
-      this.followMemberships(connection, memberships.get(userId)!)
+      if (!account || sessionEnded(account, payload) || jwtExpired(payload)) failed.push(connection)
+      else this.followMemberships(connection, memberships.get(userId)!)
     }
+    return failed
   }
 
   /**
@@ -152,7 +163,7 @@ export class SocketCredentials {
    * it leaves the channel of an organization they were removed from (and only that one), joins
    * the channel of one they joined since, and each role is the current one (events follow it).
    */
-  private followMemberships(connection: Holding<'jwt'>, current: Map<number, Role>) {
+  private followMemberships(connection: Connection, current: Map<number, Role>) {
     const caller = connection.caller!
     for (const organizationId of accessibleOrganizations(caller)) {
       if (current.has(organizationId)) continue
@@ -165,9 +176,10 @@ export class SocketCredentials {
     }
   }
 
-  private async checkVisitors(connections: Holding<'visitor'>[]) {
-    if (connections.length === 0) return
-    const open = await openSessionIds(this.app.get('knex'), distinct(connections.map((connection) => connection.credential), (session) => `${session.organization_id}/${session.id}`))
-    for (const connection of connections) if (!open.has(connection.credential.id)) this.end(connection)
+  /** The connections holding a web-chat session that is no longer open. */
+  private async checkVisitors(held: Held<'visitor'>[]): Promise<Connection[]> {
+    if (held.length === 0) return []
+    const open = await openSessionIds(this.app, distinct(held.map(({ credential }) => credential), (session) => `${session.organization_id}/${session.id}`))
+    return held.filter(({ credential }) => !open.has(credential.id)).map(({ connection }) => connection)
   }
 }

@@ -1,10 +1,10 @@
-import { Forbidden, MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
+import { BadRequest, Forbidden, MethodNotAllowed, NotAuthenticated } from '@feathersjs/errors'
 import feathersCore from '@feathersjs/feathers'
 import type { AuthenticationResult } from '@feathersjs/authentication'
 import socketio from '@feathersjs/socketio'
 import type { Application, Caller, HookContext, NextFunction } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
-import { chatClosed, visitorSession } from './services/public-webchat/public-webchat.class.js'
+import { seenNow, sessionRefusal, visitorSession } from './services/public-webchat/public-webchat.class.js'
 import { SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
 import type { Connection, JwtPayload, SocketCredential } from './realtime-connections.js'
 
@@ -17,6 +17,14 @@ function authenticationRequestOf(auth: Record<string, unknown> | undefined) {
 
 /** Whether the handshake brings credentials at all (of whatever type): a wrong one is refused, none connects anonymously. */
 const presentsCredentials = (auth: Record<string, unknown> | undefined) => auth?.apiKey !== undefined || auth?.accessToken !== undefined
+
+/**
+ * How many credentials a handshake brings: staff ones in its headers (Feathers' socketio
+ * middleware has signed the connection in from them before our middleware runs: it is then
+ * authenticated), staff ones in its auth payload, a visitor token.
+ */
+const credentialsPresented = (connection: Connection, auth: Record<string, unknown> | undefined) =>
+  [connection.authentication !== undefined, presentsCredentials(auth), auth?.visitorToken !== undefined].filter(Boolean).length
 
 /** The client's address as REST would see it (ctx.ip): behind a trusted proxy, the first X-Forwarded-For entry. */
 function clientAddressOf(app: Application, handshake: { address: string; headers: Record<string, string | string[] | undefined> }) {
@@ -43,22 +51,34 @@ export const socketTransport = (app: Application) => {
       io.use(async (socket, next) => {
         const connection = (socket as any).feathers as Connection
         connection.clientAddress = clientAddressOf(app, socket.handshake)
-        const visitorToken = socket.handshake.auth?.visitorToken
-        if (typeof visitorToken === 'string') {
-          const session = await visitorSession(app.get('knex'), visitorToken).catch(() => undefined)
+        const { auth } = socket.handshake
+        // Refused, the connection leaves whatever its headers' sign-in joined (Feathers' own ending).
+        const refuse = (error: Error) => {
+          app.emit('disconnect', connection)
+          next(error)
+        }
+        if (credentialsPresented(connection, auth) > 1) {
+          return refuse(new BadRequest('A connection is one identity: present one credential (an API key, an access token or a visitor token), in the headers or in auth, not several'))
+        }
+        const visitorToken = auth?.visitorToken
+        if (visitorToken !== undefined) {
+          const session = await visitorSession(app, typeof visitorToken === 'string' ? visitorToken : undefined).catch(() => undefined)
           if (!session) return next(new NotAuthenticated('Invalid visitor token'))
-          if (chatClosed(session)) return next(new Forbidden('This chat is closed'))
+          const refusal = sessionRefusal(session)
+          if (refusal) return next(refusal)
+          // A last_seen_at not written only brings the session's expiry closer: the socket still connects.
+          await seenNow(app, session).catch(() => undefined)
           connection.visitor = { organization_id: session.organization_id, conversation_id: session.conversation_id }
-          connection.credential = { kind: 'visitor', organization_id: session.organization_id, id: session.id }
+          connection.credentials = [{ kind: 'visitor', organization_id: session.organization_id, id: session.id }]
           return next()
         }
-        const presented = authenticationRequestOf(socket.handshake.auth)
-        if (!presented) return presentsCredentials(socket.handshake.auth) ? next(new NotAuthenticated('Invalid API key')) : next()
+        const presented = authenticationRequestOf(auth)
+        if (!presented) return presentsCredentials(auth) ? next(new NotAuthenticated('Invalid API key')) : next()
         try {
           const result = await app.service('authentication').authenticate(presented, {}, 'jwt', 'api-key')
           connection.authentication = presented
           connection.caller = result.caller
-          connection.credential = credentialOf(result.caller, result.authentication.payload)
+          connection.credentials = [credentialOf(result.caller, result.authentication.payload)]
           next()
         } catch {
           next(new NotAuthenticated('Invalid API key'))
@@ -97,12 +117,16 @@ export const socketTransport = (app: Application) => {
  * credentials with each later call (a JWT as Feathers keeps it; an API key kept here, since no
  * token is issued for it), joins the channels of the organizations the caller may act in, and is
  * checked by SocketCredentials from then on. A logout of the connection's own session (Feathers
- * has then dropped its credentials, so the next call is a 401) leaves every channel.
+ * has then dropped its credentials, so the next call is a 401) leaves every channel. A web-chat
+ * visitor's connection may not sign in at all: a connection is one identity.
  */
 const socketSessions = (app: Application, credentials: SocketCredentials, joinChannels: (connection: Connection) => void) =>
   async (context: HookContext, next: NextFunction) => {
-    await next()
     const connection = context.params.connection as Connection | undefined
+    if (context.path === 'authentication' && context.method === 'create' && connection?.visitor) {
+      throw new Forbidden('A web-chat visitor connection cannot sign in: open a new connection to sign in as staff')
+    }
+    await next()
     if (context.path !== 'authentication' || !connection || connection.visitor) return
     if (context.method === 'remove') {
       if (!connection.authentication) leaveSession(app, credentials, connection)
@@ -117,7 +141,7 @@ const socketSessions = (app: Application, credentials: SocketCredentials, joinCh
       ? { strategy: 'jwt', accessToken: result.accessToken }
       : { strategy: 'api-key', apiKey: (context.data as { apiKey: string }).apiKey }
     connection.caller = session.caller
-    connection.credential = credentialOf(session.caller, session.authentication?.payload)
+    connection.credentials = [credentialOf(session.caller, session.authentication?.payload)]
     credentials.track(connection)
     joinChannels(connection)
   }
@@ -126,7 +150,7 @@ function leaveSession(app: Application, credentials: SocketCredentials, connecti
   for (const channel of app.channels) app.channel(channel).leave(connection)
   credentials.forget(connection)
   delete connection.caller
-  delete connection.credential
+  delete connection.credentials
 }
 
 /** What an authenticated socket is checked against again: its API key, or its JWT's account and issue time. */

@@ -39,9 +39,10 @@ export class Api {
     return this.call<WidgetConfig>(`/public/webchat/${encodeURIComponent(this.widgetToken)}/config`)
   }
 
-  openSession(visitor: { name?: string; email?: string }) {
+  /** A new session; the token of the browser's previous one, if it had one, ends that one for good. */
+  openSession(visitor: { name?: string; email?: string }, previousToken: string | null) {
     return this.call<{ visitor_token: string }>(`/public/webchat/${encodeURIComponent(this.widgetToken)}/sessions`, {
-      method: 'POST', body: JSON.stringify(visitor)
+      method: 'POST', body: JSON.stringify(visitor), visitorToken: previousToken ?? undefined
     })
   }
 

@@ -62,6 +62,8 @@ function explain(error: unknown) {
 class Widget {
   private readonly store: TokenStore
   private visitorToken: string | null
+  /** The token of the session that ended here, presented by the next one so that it stays ended. */
+  private endedToken: string | null = null
   private thread = new Thread()
   private readonly nodes = new Map<number, HTMLElement>()
   private live?: Live
@@ -180,6 +182,7 @@ class Widget {
     this.live?.stop()
     this.live = undefined
     clearInterval(this.polling)
+    this.endedToken = this.visitorToken
     this.visitorToken = null
     this.store.set(null)
     this.thread = new Thread()
@@ -291,11 +294,12 @@ class Widget {
     if (this.email.value.trim()) visitor.email = this.email.value.trim()
     let session
     try {
-      session = await this.api.openSession(visitor)
+      session = await this.api.openSession(visitor, this.endedToken)
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) console.warn(refusedSite())
       throw error
     }
+    this.endedToken = null
     this.visitorToken = session.visitor_token
     this.store.set(session.visitor_token)
     this.about.hidden = true

@@ -208,6 +208,8 @@ export async function receiveEvents(app: Application, account: ChannelAccountRec
       await receiveMessage(app, account, sender, { content, content_type: contentType, metadata, provider_message_id: providerMessageId })
     } else if (event.type === 'status') {
       await receiveStatus(app, account, event)
+    } else if (event.type === 'skipped') {
+      app.get('logger').warn({ channel_account_id: account.id, channel: account.channel, reason: event.reason }, 'channels: an inbound event was skipped')
     } else {
       await receiveWatermark(app, account, event)
     }

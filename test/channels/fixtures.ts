@@ -8,6 +8,9 @@ export const uniqueDigits = (length = 15) => `${Date.now()}${++sequence}`.padSta
 export const uniqueE164 = () => `+1${uniqueDigits(10)}`
 export const twilioSid = () => `AC${uniqueDigits(32).replace(/\d/g, (d) => 'abcdef0123456789'[Number(d)])}`
 
+/** Sender ids no Meta id looks like: each would reach outside its place if it went into a Graph URL. */
+export const NOT_META_IDS = ['..', '../x', '%2e%2e', '123/abc']
+
 export const META_SECRET = 'meta-app-secret-for-tests'
 export const TWILIO_TOKEN = 'twilio-auth-token-for-tests'
 

@@ -3,7 +3,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { META_SECRET, connectMessenger, pathOf, uniqueDigits } from './fixtures.js'
+import { META_SECRET, NOT_META_IDS, connectMessenger, pathOf, uniqueDigits } from './fixtures.js'
 import { fakeGraph, metaSignature, settle } from './fakes.js'
 import type { FakeProvider } from './fakes.js'
 import { messagingEntry, messengerDelivery, messengerRead, messengerText, metaJson } from './payloads.js'
@@ -71,6 +71,16 @@ describe('Messenger and Instagram', () => {
       expect(await t.db('contacts').where({ organization_id: acme.organization.id, id: conversation.contact_id }).first()).toMatchObject({ first_name: 'Peter', last_name: 'Chang' })
       const messages = (await t.http().get(`/conversation-messages-${channel}`).set(acme.key).query({ conversation_id: conversation.id })).body.data
       expect(messages.map((m: any) => m.content)).toEqual(['Hello page', 'Are you open?'])
+    })
+
+    it.each(NOT_META_IDS)('when a sender id is %j, then the Graph API is asked nothing and nothing is stored; a valid sender in the same request is stored', async (senderId) => {
+      const [refused, valid, psid] = [`m_${uniqueDigits()}`, `m_${uniqueDigits()}`, uniqueDigits(16)]
+      await deliver([messengerText(ownId(), senderId, refused, 'From nowhere'), messengerText(ownId(), psid, valid, 'Hello page')])
+      expect(graph.requests.map((request) => `${request.method} ${request.path}`)).toEqual([`GET /v21.0/${psid}?fields=${channel === 'messenger' ? 'first_name,last_name' : 'name,username'}`])
+      const stored = (mid: string) => t.db('conversation_messages').where({ organization_id: acme.organization.id, provider_message_id: mid }).first()
+      expect(await stored(refused)).toBeUndefined()
+      expect(await t.db('contacts').where({ organization_id: acme.organization.id, [contactColumn]: senderId }).first()).toBeUndefined()
+      expect(await stored(valid)).toMatchObject({ content: 'Hello page', direction: 'inbound' })
     })
 
     it('when the agent answers, then the Graph API receives {recipient, messaging_type RESPONSE, message} with the token, and the message is sent', async () => {

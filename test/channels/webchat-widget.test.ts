@@ -219,6 +219,29 @@ describe.skipIf(missing)(`the web chat widget in a browser${missing ? ` (skipped
     }
   })
 
+  it('when the team blocks the conversation, then the widget says it has ended; the next message opens a new session, which ends the earlier one for good', async () => {
+    const context = await browser.newContext()
+    const { page } = await visit(context, shopPage())
+    await launcher(page).click()
+    await write(page, 'Is anyone there?')
+    await expect.poll(() => shown(page)).toEqual(['Is anyone there?'])
+    const earlierToken = (await visitorToken(page))!
+    const earlierConversation = await conversationOf(page)
+    await t.http().patch(`/conversations/${earlierConversation}`).set(acme.key).send({ is_blocked: true }).expect(200)
+
+    await write(page, 'Hello?')
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('This conversation has ended. Write again to start a new one.')
+    await write(page, 'Starting over')
+    await expect.poll(() => shown(page)).toEqual(['Starting over'])
+    expect(await visitorToken(page)).not.toBe(earlierToken)
+    // Unblocked, the earlier thread is the team's again, but no longer the earlier token's.
+    await t.http().patch(`/conversations/${earlierConversation}`).set(acme.key).send({ is_blocked: false }).expect(200)
+    const earlier = await t.http().get('/public/webchat/messages').set('X-Visitor-Token', earlierToken)
+    expect(earlier.status).toBe(401)
+    expect(earlier.body.message).toBe('This chat session has ended')
+    await context.close()
+  })
+
   it('when a page of an origin outside allowed_origins loads the script, then no widget shows, one console line says why, and no session was opened', async () => {
     const chats = async () => {
       const res = await t.http().get('/conversations').set(acme.key).query({ channel_account_id: widget.id })

@@ -6,7 +6,7 @@ import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { ISO_MS } from '../conversations/fixtures.js'
-import { META_SECRET, connectWhatsApp, pathOf, uniqueDigits } from './fixtures.js'
+import { META_SECRET, NOT_META_IDS, connectWhatsApp, pathOf, uniqueDigits } from './fixtures.js'
 import { fakeGraph, metaSignature, settle } from './fakes.js'
 import type { FakeProvider } from './fakes.js'
 import { metaJson, whatsappButtonReply, whatsappImage, whatsappLocation, whatsappStatus, whatsappText } from './payloads.js'
@@ -162,6 +162,20 @@ describe('WhatsApp (Cloud API)', () => {
       expect(contacts[0]).toMatchObject({ first_name: 'Hidden', phone: null, channel_whatsapp_wa_id: null })
       const conversation = await t.db('conversations').where({ organization_id: acme.organization.id, contact_id: contacts[0].id }).first()
       expect((await messagesOf(conversation.id)).map((m: any) => m.content)).toEqual(['One', 'Two'])
+    })
+
+    it.each(NOT_META_IDS)('when a wa_id is %j, then nothing is stored, the webhook is answered 200 and a line says why; a valid sender in the same request is stored', async (waId) => {
+      const [refused, valid, validWaId] = [`wamid.${uniqueDigits()}`, `wamid.${uniqueDigits()}`, `1${uniqueDigits(11)}`]
+      const payload = whatsappText(phoneNumberId(), { waId }, refused, 'From nowhere') as any
+      payload.entry.push(...whatsappText(phoneNumberId(), { waId: validWaId }, valid, 'Hello').entry)
+      await inbound(payload)
+      const stored = (id: string) => t.db('conversation_messages').where({ organization_id: acme.organization.id, provider_message_id: id }).first()
+      expect(await stored(refused)).toBeUndefined()
+      expect(await contactsWith(waId)).toEqual([])
+      expect(await stored(valid)).toMatchObject({ content: 'Hello', direction: 'inbound' })
+      expect(logged.split('\n').filter(Boolean).map((line) => JSON.parse(line))).toContainEqual(expect.objectContaining({
+        msg: 'channels: an inbound event was skipped', channel_account_id: account.id, reason: `the sender id ${JSON.stringify(waId)} is not a Meta id`
+      }))
     })
 
     it('when media, a location or an interactive reply arrives, then its content type and provider details are stored as metadata', async () => {

@@ -18,8 +18,9 @@ export interface Listener {
 
 /**
  * The app in-process on a loopback port with its Socket.io attached. listen() connects a socket
- * with handshake credentials ({apiKey}, {accessToken}, {visitorToken}) and rejects with the
- * server's refusal; close() disconnects every socket it made and stops the server.
+ * with handshake credentials ({apiKey}, {accessToken}, {visitorToken}) and, if given, handshake
+ * headers, and rejects with the server's refusal; close() disconnects every socket it made and
+ * stops the server.
  */
 export async function serveSockets(t: TestApp) {
   const server = http.createServer(t.app.callback())
@@ -28,8 +29,8 @@ export async function serveSockets(t: TestApp) {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const sockets: Socket[] = []
 
-  async function listen(auth: Record<string, string>): Promise<Listener> {
-    const socket = io(url, { auth, transports: ['websocket'], forceNew: true, reconnection: false })
+  async function listen(auth: Record<string, string>, extraHeaders: Record<string, string> = {}): Promise<Listener> {
+    const socket = io(url, { auth, extraHeaders, transports: ['websocket'], forceNew: true, reconnection: false })
     sockets.push(socket)
     const received: Received[] = []
     socket.onAny((event: string, data: any) => received.push({ event, data }))

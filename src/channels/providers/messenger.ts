@@ -1,5 +1,5 @@
 import { callProvider } from './http.js'
-import { graphAccountCheck, graphError, graphHeaders, mediaKind, verifyMetaSignature } from './meta.js'
+import { graphAccountCheck, graphError, graphHeaders, isMetaId, mediaKind, notMetaSender, verifyMetaSignature } from './meta.js'
 import type { ChannelAccountRecord, ChannelAdapter, ContentType, InboundEvent, Sender } from './types.js'
 
 const ATTACHMENT_TYPES: Record<string, ContentType> = { image: 'image', video: 'video', audio: 'audio', file: 'file', location: 'location' }
@@ -25,6 +25,10 @@ function metaMessaging(kind: 'messenger' | 'instagram'): ChannelAdapter {
         for (const item of entry?.messaging ?? []) {
           const senderId = item?.sender?.id ? String(item.sender.id) : undefined
           if (!senderId) continue
+          if (!isMetaId(senderId)) {
+            events.push(notMetaSender(senderId))
+            continue
+          }
           const message = item.message
           if (message?.mid && !message.is_echo) {
             const attachment = message.attachments?.[0]
@@ -53,7 +57,7 @@ function metaMessaging(kind: 'messenger' | 'instagram'): ChannelAdapter {
       const content = file
         ? { attachment: { type: mediaKind(file.file_type), payload: { url: file.url, is_reusable: true } } }
         : { text: message.content }
-      const answer = await callProvider(`${urls.metaGraphUrl}/${ownId(account)}/messages`, {
+      const answer = await callProvider(`${urls.metaGraphUrl}/${encodeURIComponent(ownId(account))}/messages`, {
         method: 'POST',
         headers: graphHeaders(tokenOf(account)),
         body: JSON.stringify({ recipient: { id: recipient }, messaging_type: 'RESPONSE', message: content })

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import { sameText } from '../secrets.js'
 import { callProvider } from './http.js'
-import type { AccountCheck, ChannelAccountRecord, InboundRequest, ProviderError, ProviderUrls } from './types.js'
+import type { AccountCheck, ChannelAccountRecord, InboundEvent, InboundRequest, ProviderError, ProviderUrls } from './types.js'
 
 const header = (request: InboundRequest, name: string) => {
   const value = request.headers[name]
@@ -28,6 +28,16 @@ export function metaChallenge(query: Record<string, unknown>, account: ChannelAc
   if (query['hub.mode'] !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string') return undefined
   return sameText(token, account.verify_token) ? challenge : undefined
 }
+
+/**
+ * Meta's ids (pages, Instagram accounts, phone number ids, page- and Instagram-scoped user ids,
+ * wa_id) are digits. A sender id from a payload is taken only in that form: it goes into Graph
+ * URLs (the User Profile API) and contact identities, where a '..' or a '/' would reach elsewhere.
+ */
+export const isMetaId = (value: string) => /^[0-9]{1,64}$/.test(value)
+
+/** The event that stands for one whose sender id is not a Meta id. */
+export const notMetaSender = (senderId: string): InboundEvent => ({ type: 'skipped', reason: `the sender id ${JSON.stringify(senderId.slice(0, 64))} is not a Meta id` })
 
 /** A Graph API error answer: {error: {message, type, code, error_subcode, fbtrace_id}}. */
 export const graphError = (status: number, body: any): ProviderError => ({

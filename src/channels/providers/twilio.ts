@@ -71,7 +71,7 @@ export const twilioSms: ChannelAdapter = {
     if (message.content) form.append('Body', message.content)
     for (const file of files) form.append('MediaUrl', file.url)
     if (statusCallbackUrl) form.append('StatusCallback', statusCallbackUrl)
-    const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${sid}/Messages.json`, {
+    const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${encodeURIComponent(sid)}/Messages.json`, {
       method: 'POST',
       headers: { Authorization: basicAuth(sid, account.credentials?.auth_token), 'Content-Type': 'application/x-www-form-urlencoded' },
       body: form.toString()
@@ -86,7 +86,7 @@ export const twilioSms: ChannelAdapter = {
   async checkAccount(config, credentials, urls) {
     const sid = String(config.account_sid)
     const number = String(config.from_number)
-    const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${sid}/IncomingPhoneNumbers.json?PhoneNumber=${encodeURIComponent(number)}`, {
+    const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${encodeURIComponent(sid)}/IncomingPhoneNumbers.json?PhoneNumber=${encodeURIComponent(number)}`, {
       method: 'GET', headers: { Authorization: basicAuth(sid, credentials.auth_token) }
     }, twilioError)
     if (!answer.ok) return { ok: false, retryable: answer.retryable, field: 'credentials', message: answer.error.message }

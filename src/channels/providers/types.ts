@@ -44,6 +44,8 @@ export type InboundEvent =
   | { type: 'status'; providerMessageId: string; status: ProviderStatus; error?: ProviderError; occurredAt: Date }
   /** Messenger: every outbound message to this person up to the watermark moved to this status. */
   | { type: 'watermark'; sender: Sender; status: 'delivered' | 'read'; watermark: Date }
+  /** An event of the request not taken (a sender id not of the provider's form): logged, nothing stored. */
+  | { type: 'skipped'; reason: string }
 
 export interface ProviderError {
   code: string

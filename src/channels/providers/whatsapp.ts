@@ -1,5 +1,5 @@
 import { callProvider } from './http.js'
-import { fromUnixSeconds, graphAccountCheck, graphError, graphHeaders, mediaKind, verifyMetaSignature } from './meta.js'
+import { fromUnixSeconds, graphAccountCheck, graphError, graphHeaders, isMetaId, mediaKind, notMetaSender, verifyMetaSignature } from './meta.js'
 import type { ChannelAdapter, ContentType, InboundEvent, ProviderStatus } from './types.js'
 
 const STATUSES: Record<string, ProviderStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' }
@@ -46,7 +46,11 @@ export const whatsapp: ChannelAdapter = {
           const content = messageContent(message)
           if (!content || !message.id) continue
           const profile = contacts.find((c) => (message.from && c.wa_id === message.from) || (message.from_user_id && c.user_id === message.from_user_id)) ?? contacts[0] ?? {}
-          const waId = message.from || profile.wa_id || undefined
+          const waId = message.from || profile.wa_id ? String(message.from || profile.wa_id) : undefined
+          if (waId !== undefined && !isMetaId(waId)) {
+            events.push(notMetaSender(waId))
+            continue
+          }
           events.push({
             type: 'message',
             providerMessageId: String(message.id),
@@ -95,7 +99,7 @@ export const whatsapp: ChannelAdapter = {
     } else {
       Object.assign(body, { type: 'text', text: { preview_url: false, body: message.content } })
     }
-    const answer = await callProvider(`${urls.metaGraphUrl}/${account.config.phone_number_id}/messages`, {
+    const answer = await callProvider(`${urls.metaGraphUrl}/${encodeURIComponent(String(account.config.phone_number_id))}/messages`, {
       method: 'POST', headers: graphHeaders(account.credentials?.access_token), body: JSON.stringify(body)
     }, graphError)
     if (!answer.ok) return answer

@@ -24,29 +24,70 @@ const headerOf = (params: PublicParams, name: string) => {
 }
 
 /**
- * Web-chat sessions with their conversation, while it is still their contact's: a thread the
- * team has merged into another contact is that contact's now, no longer the visitor's.
+ * How fresh a session's last_seen_at is kept: to the minute, or to a tenth of the idle limit when
+ * that is shorter, so that a visitor reading every few seconds costs no write per read.
  */
-const sessionsWithConversation = (db: Knex) =>
-  db('webchat_sessions as s')
+const lastSeenResolutionS = (idleS: number) => Math.min(60, idleS / 10)
+
+/**
+ * Web-chat sessions with what decides whether they still let their visitor in: their
+ * conversation while it is still their contact's (a thread the team has merged into another
+ * contact is that contact's now, no longer the visitor's), their widget, whether the session
+ * ended, and whether it has gone unused for longer than WEBCHAT_SESSION_IDLE_S (idle, by the
+ * database's clock, which also writes last_seen_at).
+ */
+const sessionsWithState = (app: Application) => {
+  const db = app.get('knex')
+  const idleS = app.get('webchatSessionIdleS')
+  return db('webchat_sessions as s')
     .join('conversations as c', function () {
       this.on('c.organization_id', 's.organization_id').andOn('c.id', 's.conversation_id').andOn('c.contact_id', 's.contact_id')
     })
-    .select('s.id', 's.organization_id', 's.channel_account_id', 's.contact_id', 's.conversation_id', 'c.is_blocked', 'c.deleted_at')
+    .join('channel_accounts as a', function () {
+      this.on('a.organization_id', 's.organization_id').andOn('a.id', 's.channel_account_id')
+    })
+    .select(
+      's.id', 's.organization_id', 's.channel_account_id', 's.contact_id', 's.conversation_id', 's.ended_at', 'c.is_blocked', 'c.deleted_at',
+      'a.is_active as widget_active', 'a.deleted_at as widget_deleted_at',
+      db.raw('s.last_seen_at <= now() - make_interval(secs => ?) as idle', [idleS]),
+      db.raw('s.last_seen_at <= now() - make_interval(secs => ?) as seen_a_while_ago', [lastSeenResolutionS(idleS)])
+    )
+}
 
-/** A conversation blocked or deleted: its visitor reads, writes and listens no more. */
+/** A blocked or deleted conversation: its visitor reads, writes and listens no more. */
 export const chatClosed = (conversation: { is_blocked: boolean; deleted_at: Date | string | null }) => conversation.is_blocked || conversation.deleted_at !== null
 
+type VisitorSession = NonNullable<Awaited<ReturnType<typeof visitorSession>>>
+
+/**
+ * Why a session no longer lets its visitor in, or undefined while it does. An ended or expired
+ * session is gone (401: the widget forgets its token and opens a new session with the next
+ * message); a closed chat or a widget deactivated or deleted by the team is a 403. A widget
+ * activated again lets its sessions in again.
+ */
+export function sessionRefusal(session: VisitorSession) {
+  if (session.ended_at !== null) return new NotAuthenticated('This chat session has ended')
+  if (session.idle) return new NotAuthenticated('This chat session has expired')
+  if (chatClosed(session) || !session.widget_active || session.widget_deleted_at !== null) return new Forbidden('This chat is closed')
+  return undefined
+}
+
 /** A visitor's session, from its token: the conversation it opened, and nothing else. */
-export async function visitorSession(db: Knex, token: string | undefined) {
+export async function visitorSession(app: Application, token: string | undefined) {
   if (!token) return undefined
-  return sessionsWithConversation(db).where('s.token_hash', hashToken(token)).first()
+  return sessionsWithState(app).where('s.token_hash', hashToken(token)).first()
+}
+
+/** The visitor of an open session was seen now: the session's idle time starts again. */
+export async function seenNow(app: Application, session: VisitorSession) {
+  if (!session.seen_a_while_ago) return
+  await app.get('knex')('webchat_sessions').where({ organization_id: session.organization_id, id: session.id }).update({ last_seen_at: app.get('knex').fn.now() })
 }
 
 /** Of these sessions, the ids of those still open (one query, whatever their number). */
-export async function openSessionIds(db: Knex, sessions: { organization_id: number; id: number }[]) {
-  const rows = await sessionsWithConversation(db).whereIn(['s.organization_id', 's.id'], sessions.map((session) => [session.organization_id, session.id]))
-  return new Set(rows.filter((row) => !chatClosed(row)).map((row) => row.id as number))
+export async function openSessionIds(app: Application, sessions: { organization_id: number; id: number }[]) {
+  const rows = await sessionsWithState(app).whereIn(['s.organization_id', 's.id'], sessions.map((session) => [session.organization_id, session.id]))
+  return new Set(rows.filter((row) => !sessionRefusal(row)).map((row) => row.id as number))
 }
 
 /** The messages a visitor sees, with their files' names, types and URLs (one query for the files of a page). */
@@ -74,7 +115,8 @@ export async function visitorView(db: Knex, rows: Record<string, any>[]): Promis
  * a conversation of its own, the claim recorded on the contact for the team to merge. Only a
  * user id signed with the widget's identity secret (user_hash) joins the contact known by that
  * id (its external_id) and their thread. allowed_origins keeps other sites' pages from opening
- * the chat in a browser; it authenticates nobody (any client can send any Origin).
+ * the chat in a browser; it authenticates nobody (any client can send any Origin). The browser's
+ * previous session, named by its token, ends (endEarlierSession).
  */
 export class WebchatSessionService {
   constructor(private app: Application) {}
@@ -91,10 +133,24 @@ export class WebchatSessionService {
       await trx('webchat_sessions').insert({
         organization_id: account.organization_id, channel_account_id: account.id, contact_id: contact.id, conversation_id: conversation.id, token_hash: hashToken(token)
       })
+      await endEarlierSession(trx, account, headerOf(params, 'x-visitor-token'))
       return conversation.id as number
     })
     return { visitor_token: token, conversation_id: conversationId, title: account.config.title ?? null, welcome_message: account.config.welcome_message ?? null }
   }
+}
+
+/**
+ * A browser opening a new session presents the token of the one it had (X-Visitor-Token), which
+ * ends it: a browser holds one live session of a widget. A token of another widget, or one no
+ * session has, ends nothing (the browser may hold a token of a session long gone).
+ */
+async function endEarlierSession(trx: Knex.Transaction, account: ChannelAccountRecord, token: string | undefined) {
+  if (!token) return
+  await trx('webchat_sessions')
+    .where({ organization_id: account.organization_id, channel_account_id: account.id, token_hash: hashToken(token) })
+    .whereNull('ended_at')
+    .update({ ended_at: trx.fn.now() })
 }
 
 /** The live web-chat account of the route's widget token, or a 404. */
@@ -172,9 +228,11 @@ export class WebchatMessageService {
   constructor(private app: Application) {}
 
   private async session(params: PublicParams) {
-    const session = await visitorSession(this.app.get('knex'), headerOf(params, 'x-visitor-token'))
+    const session = await visitorSession(this.app, headerOf(params, 'x-visitor-token'))
     if (!session) throw new NotAuthenticated('Missing or unknown X-Visitor-Token')
-    if (chatClosed(session)) throw new Forbidden('This chat is closed')
+    const refusal = sessionRefusal(session)
+    if (refusal) throw refusal
+    await seenNow(this.app, session)
     return session
   }
 

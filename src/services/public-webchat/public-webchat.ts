@@ -19,6 +19,8 @@ const tooMany = { 429: { description: 'Too many requests from this address' } }
 const visitorToken = { name: 'X-Visitor-Token', in: 'header', required: true, schema: { type: 'string' } }
 const operation = (summary: string, body: Record<string, unknown>) => ({ tags: ['public web chat'], summary, security: [], ...body })
 const widgetToken = { name: 'widgetToken', in: 'path', required: true, schema: { type: 'string' } }
+const sessionGone = 'Missing or unknown visitor token, or its session ended (the browser opened a new one) or expired (unused for WEBCHAT_SESSION_IDLE_S)'
+const chatClosed = 'The conversation is blocked or deleted, or the widget deactivated or deleted'
 const refused = "The page's Origin may not open this widget's chat (allowed_origins; the service's own origin only from the widget's demo page)"
 
 const PATHS = {
@@ -58,7 +60,8 @@ const PATHS = {
         "user_id with user_hash (hex HMAC-SHA256 of user_id under the widget's identity_secret) joins the contact whose external_id is user_id, and its web-chat thread.",
       parameters: [
         widgetToken,
-        { name: 'Origin', in: 'header', required: false, schema: { type: 'string' }, description: "checked against allowed_origins (a browser-side restriction, not an authentication)" }
+        { name: 'Origin', in: 'header', required: false, schema: { type: 'string' }, description: "checked against allowed_origins (a browser-side restriction, not an authentication)" },
+        { name: 'X-Visitor-Token', in: 'header', required: false, schema: { type: 'string' }, description: "the browser's previous visitor token of this widget, if any: that session ends" }
       ],
       requestBody: json(webchatSessionDataSchema),
       responses: {
@@ -77,8 +80,8 @@ const PATHS = {
         { name: 'id[$gt]', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'only messages after this one' },
         { name: '$limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 50, default: 50 } }],
       responses: {
-        200: { description: 'The messages', ...json(webchatMessageListSchema) }, 401: { description: 'Missing or unknown visitor token' },
-        403: { description: 'The conversation is blocked or deleted' }, ...tooMany
+        200: { description: 'The messages', ...json(webchatMessageListSchema) }, 401: { description: sessionGone },
+        403: { description: chatClosed }, ...tooMany
       }
     }),
     post: operation('The visitor writes', {
@@ -86,7 +89,7 @@ const PATHS = {
       requestBody: json(webchatMessageDataSchema),
       responses: {
         201: { description: 'The stored message', ...json(webchatMessageSchema) }, 400: { description: 'Invalid body' },
-        401: { description: 'Missing or unknown visitor token' }, 403: { description: 'The conversation is blocked or deleted' }, ...tooMany
+        401: { description: sessionGone }, 403: { description: chatClosed }, ...tooMany
       }
     })
   }
