@@ -205,7 +205,7 @@ export const sessionEnded = (account: Pick<AccountRow, 'sessions_valid_after'>, 
 /**
  * Bearer JWT: the caller is the user, acting in any organization they belong to. One query reads
  * the memberships and the account's sessions_valid_after: a token issued before the account's
- * last password or e-mail change (or its claim through an invitation) is refused.
+ * last password or e-mail change is refused.
  */
 class MembershipJwtStrategy extends JWTStrategy {
   async authenticate(authentication: AuthenticationRequest, params: Params) {
