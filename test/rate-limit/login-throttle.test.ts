@@ -85,6 +85,17 @@ describe.each(stores)('failed logins, %s: 10 per e-mail per 15 minutes', (_store
     expect(guesser.body.accessToken).toBeUndefined()
   })
 
+  it('when login bodies are malformed (a password that is no string), then each is 400 and spends neither budget', async () => {
+    const user = await signUp(t)
+    const from = '198.51.100.20'
+    for (let i = 0; i < 12; i++) {
+      const malformed = await t.http().post('/authentication').set('X-Forwarded-For', from).send({ strategy: 'local', email: user.user.email, password: [i] })
+      expect(malformed.status, JSON.stringify(malformed.body)).toBe(400)
+    }
+    expect((await login(t, user.user.email, 'wrong password', from)).status).toBe(401)
+    expect((await login(t, user.user.email, user.password, from)).status).toBe(201)
+  })
+
   it('when a user logs in successfully many times, then successful logins are never limited', async () => {
     const user = await signUp(t)
     for (let i = 0; i < 15; i++) {
