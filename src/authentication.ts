@@ -10,6 +10,7 @@ import type { Params } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import type { Application, Caller, Role } from './declarations.js'
 import { throttleFailedLogins } from './rate-limit/login-throttle.js'
+import { validateLogin } from './authentication.schema.js'
 import { KeyInvalidation } from './key-invalidation.js'
 import { noFilters } from './validators.js'
 import { checkAuthSecret } from './startup.js'
@@ -205,7 +206,7 @@ export const sessionEnded = (account: Pick<AccountRow, 'sessions_valid_after'>, 
 /**
  * Bearer JWT: the caller is the user, acting in any organization they belong to. One query reads
  * the memberships and the account's sessions_valid_after: a token issued before the account's
- * last password or e-mail change (or its claim through an invitation) is refused.
+ * last password or e-mail change is refused.
  */
 class MembershipJwtStrategy extends JWTStrategy {
   async authenticate(authentication: AuthenticationRequest, params: Params) {
@@ -251,7 +252,8 @@ export const authentication = (app: Application) => {
   const apiKeys = new ApiKeyStrategy()
   auth.register('api-key', apiKeys)
   app.use('authentication', auth)
-  app.service('authentication').hooks({ around: { create: [throttleFailedLogins] }, before: { create: [noFilters, loginByBodyOnly] } })
+  // The body is validated first: a malformed login is a 400 that spends no login budget.
+  app.service('authentication').hooks({ around: { create: [validateLogin, throttleFailedLogins] }, before: { create: [noFilters, loginByBodyOnly] } })
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {

@@ -32,8 +32,17 @@ const PAGE = `<!doctype html>
 <main>
   <h1>Accept your invitation</h1>
   <p id="summary">Looking up your invitation…</p>
-  <form id="accept" hidden novalidate>
-    <p class="hint">If you already have an account with this e-mail address, enter its password; otherwise choose one for your new account.</p>
+  <form id="sign-in" hidden novalidate aria-labelledby="sign-in-title">
+    <h2 id="sign-in-title">I have an account</h2>
+    <p class="hint">Sign in with the password of the account of the invited address to accept.</p>
+    <label for="sign_in_password">Password</label>
+    <input id="sign_in_password" name="password" type="password" autocomplete="current-password" aria-describedby="sign-in-error">
+    <p id="sign-in-error" class="error"></p>
+    <button type="submit">Sign in and accept</button>
+  </form>
+  <form id="accept" hidden novalidate aria-labelledby="accept-title">
+    <h2 id="accept-title">I am new here</h2>
+    <p class="hint">If the invited address has no account yet, choose a password to create it. If it has one, sign in above instead.</p>
     <label for="first_name">First name</label>
     <input id="first_name" name="first_name" autocomplete="given-name">
     <label for="last_name">Last name</label>
@@ -41,7 +50,7 @@ const PAGE = `<!doctype html>
     <label for="password">Password (at least 8 characters)</label>
     <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" aria-describedby="password-error">
     <p id="password-error" class="error"></p>
-    <button type="submit">Accept</button>
+    <button type="submit">Create my account and accept</button>
   </form>
   <p id="result" role="status" aria-live="polite"></p>
 </main>
@@ -50,9 +59,17 @@ const PAGE = `<!doctype html>
   const token = document.body.dataset.token || new URLSearchParams(location.search).get('token') || '';
   const api = '/organizations-users-invites';
   const summary = document.getElementById('summary');
+  const signIn = document.getElementById('sign-in');
   const form = document.getElementById('accept');
   const result = document.getElementById('result');
   const fail = (text) => { result.textContent = text; result.className = 'error'; };
+  const call = (path, method, body, headers) =>
+    fetch(path, { method, headers: Object.assign({ 'Content-Type': 'application/json', Accept: 'application/json' }, headers), body: JSON.stringify(body) })
+      .then((response) => response.json().then((answer) => ({ response, answer })));
+  const explain = (answer) => {
+    const errors = answer.errors || {};
+    return answer.message + (Object.keys(errors).length ? ': ' + Object.entries(errors).map(([field, text]) => field.replace('_', ' ') + ' ' + text).join('; ') : '');
+  };
   let invitation;
 
   fetch(api + '?token=' + encodeURIComponent(token), { headers: { Accept: 'application/json' } })
@@ -67,37 +84,65 @@ const PAGE = `<!doctype html>
         return;
       }
       summary.textContent = invitation.email + ' is invited' + inviter + ' to join ' + org + ' as ' + invitation.role + '.';
+      signIn.hidden = false;
       form.hidden = false;
-      document.getElementById('first_name').focus();
+      document.getElementById('sign_in_password').focus();
     })
     .catch(() => { summary.textContent = 'The invitation could not be looked up. Try again later.'; });
+
+  // Accepts with the given headers (a signed-in account's, or none); the answer goes to the status line.
+  const acceptWith = (button, body, headers) =>
+    call(api + '/' + invitation.id, 'PATCH', Object.assign({ status: 'accepted', token }, body), headers).then(({ response, answer }) => {
+      if (response.ok) {
+        signIn.hidden = true;
+        form.hidden = true;
+        result.className = '';
+        result.textContent = 'Welcome! You are now a member. Log in with ' + invitation.email + ' and your password.';
+        return answer;
+      }
+      button.disabled = false;
+      fail(explain(answer));
+      return answer;
+    });
+  const starting = (button, errorLine) => {
+    errorLine.textContent = '';
+    button.disabled = true;
+    result.className = '';
+    result.textContent = 'Accepting…';
+  };
+  const unreachable = (button) => () => { button.disabled = false; fail('The invitation could not be accepted. Try again later.'); };
+
+  signIn.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const button = signIn.querySelector('button');
+    const errorLine = document.getElementById('sign-in-error');
+    starting(button, errorLine);
+    call('/authentication', 'POST', { strategy: 'local', email: invitation.email, password: signIn.elements.password.value })
+      .then(({ response, answer }) => {
+        if (!response.ok) {
+          button.disabled = false;
+          errorLine.textContent = response.status === 401 ? 'This password does not sign in to the account of ' + invitation.email + '.' : answer.message;
+          fail(errorLine.textContent);
+          return;
+        }
+        return acceptWith(button, {}, { Authorization: 'Bearer ' + answer.accessToken });
+      })
+      .catch(unreachable(button));
+  });
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const button = form.querySelector('button');
-    const body = { status: 'accepted', token };
+    const errorLine = document.getElementById('password-error');
+    starting(button, errorLine);
+    const body = {};
     for (const name of ['first_name', 'last_name', 'password']) {
       const value = form.elements[name].value;
       if (value) body[name] = value;
     }
-    document.getElementById('password-error').textContent = '';
-    button.disabled = true;
-    result.className = '';
-    result.textContent = 'Accepting…';
-    fetch(api + '/' + invitation.id, { method: 'PATCH', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) })
-      .then((response) => response.json().then((answer) => ({ response, answer })))
-      .then(({ response, answer }) => {
-        if (response.ok) {
-          form.hidden = true;
-          result.textContent = 'Welcome! You are now a member. Log in with ' + invitation.email + ' and your password.';
-          return;
-        }
-        button.disabled = false;
-        const errors = answer.errors || {};
-        if (errors.password) document.getElementById('password-error').textContent = 'Password ' + errors.password + '.';
-        fail(answer.message + (Object.keys(errors).length ? ': ' + Object.entries(errors).map(([field, text]) => field.replace('_', ' ') + ' ' + text).join('; ') : ''));
-      })
-      .catch(() => { button.disabled = false; fail('The invitation could not be accepted. Try again later.'); });
+    acceptWith(button, body, {})
+      .then((answer) => { if (answer.errors && answer.errors.password) errorLine.textContent = 'Password ' + answer.errors.password + '.'; })
+      .catch(unreachable(button));
   });
 })();
 </script>

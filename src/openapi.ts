@@ -10,6 +10,7 @@ import { WEBHOOK_DOCS } from './channels/webhooks.js'
 import { errorBody } from './hooks/errors.js'
 import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
 import { JSON_RPC_SCHEMAS, MCP_PATH_DOCS } from './mcp/openapi.js'
+import { jwtLoginSchema, localLoginSchema } from './authentication.schema.js'
 import { OR_DESCRIPTION, customFieldFilterParameter, exampleOf, keysetPageOf, pageOf, plain, queryParameters } from './openapi-schemas.js'
 import { ERROR_RESPONSES, RATE_LIMIT_HEADERS, errorCodes, errorExample, json, rateLimitHeaderRefs, ref } from './openapi-errors.js'
 
@@ -292,8 +293,8 @@ function createBody(components: Record<string, unknown>, data: TSchema, createMa
   return createMany ? { oneOf: [one, { type: 'array', items: one, minItems: 1, maxItems: createMany.maxItems }] } : one
 }
 
-/** POST /authentication (the Feathers authentication service): log in for a JWT. */
-const authenticationPath = {
+/** POST /authentication (the Feathers authentication service): log in for a JWT. Its bodies are the validated schemas. */
+const authenticationPath = (components: Record<string, unknown>) => ({
   post: {
     tags: ['authentication'],
     operationId: 'create_authentication',
@@ -302,10 +303,7 @@ const authenticationPath = {
     requestBody: {
       required: true,
       ...json({
-        oneOf: [
-          { type: 'object', required: ['strategy', 'email', 'password'], properties: { strategy: { type: 'string', enum: ['local'] }, email: { type: 'string', format: 'email' }, password: { type: 'string' } } },
-          { type: 'object', required: ['strategy', 'accessToken'], properties: { strategy: { type: 'string', enum: ['jwt'] }, accessToken: { type: 'string' } } }
-        ]
+        oneOf: [collectSchema(components, localLoginSchema), collectSchema(components, jwtLoginSchema)]
       }, { strategy: 'local', email: 'ada@example.com', password: 'correct horse battery' })
     },
     responses: {
@@ -321,7 +319,7 @@ const authenticationPath = {
       429: ref('responses', 'TooManyRequests')
     }
   }
-}
+})
 
 const healthPath = {
   get: {
@@ -386,7 +384,7 @@ export function openApiDocument(app: Application) {
       }
     },
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath, '/mcp': MCP_PATH_DOCS, ...paths })
+    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath(components), '/mcp': MCP_PATH_DOCS, ...paths })
   })
 }
 

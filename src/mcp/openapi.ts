@@ -1,9 +1,10 @@
 /**
  * POST /mcp in the OpenAPI document. Its answers are JSON-RPC 2.0 messages: what the MCP
- * transport refuses (a body that is no JSON-RPC message, an Accept or Content-Type it cannot
- * serve) is a JSON-RPC error object with an HTTP status, and a failed method is a JSON-RPC error
- * in a 200. Only what is refused before the transport (the API key, X-Assistant-Id, the body's
- * size) has the API's error body.
+ * transport refuses (a body that is no JSON-RPC message, an Accept, Content-Type or protocol
+ * version it cannot serve) is a JSON-RPC error object with an HTTP status, and a failed method is
+ * a JSON-RPC error in a 200 (a batch gets an array of answers). Only what is refused before the
+ * transport (the body's JSON or size, the API key, X-Assistant-Id, a lost database connection)
+ * has the API's error body.
  */
 
 const schema = (name: string) => ({ $ref: `#/components/schemas/${name}` })
@@ -34,6 +35,9 @@ export const JSON_RPC_SCHEMAS = {
   }
 }
 
+/** One answer of a JSON-RPC request. */
+const ANSWER = [schema('JsonRpcResult'), schema('JsonRpcError')]
+
 const TOOL_CALL = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_available_slots', arguments: { service_id: 1, date: '2026-01-15' } } }
 
 /** POST /mcp: the MCP server (JSON-RPC 2.0 over the Streamable HTTP transport; see docs/integrations.md). */
@@ -60,17 +64,17 @@ export const MCP_PATH_DOCS = {
     },
     responses: {
       200: {
-        description: 'The JSON-RPC answer: a result, or a JSON-RPC error for an unknown method (-32601) or tool (-32602). A failed tool call is a result with isError true and the API\'s error body as text',
+        description: 'The JSON-RPC answer: a result, or a JSON-RPC error for an unknown method (-32601) or tool (-32602); for a batch of requests, an array of those answers. A failed tool call is a result with isError true and the API\'s error body as text',
         content: {
           'application/json': {
-            schema: { oneOf: [schema('JsonRpcResult'), schema('JsonRpcError')] },
+            schema: { oneOf: [...ANSWER, { type: 'array', minItems: 1, items: { oneOf: ANSWER } }] },
             example: { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: '{"service_id":1,"date":"2026-01-15","timezone":"Europe/Madrid","data":[]}' }] } }
           }
         }
       },
       202: { description: 'A notification was accepted' },
       400: {
-        description: 'The body is no JSON-RPC message (a JSON-RPC error, -32700 or -32600), or X-Assistant-Id is not an assistant of the key\'s organization (the API\'s error body, errors["x-assistant-id"])',
+        description: 'A JSON-RPC error from the transport: the body is no JSON-RPC message (-32700), an invalid request or batch (-32600), or MCP-Protocol-Version names a version it does not speak (-32000). The API\'s error body when the body is no JSON at all, or X-Assistant-Id is not an assistant of the key\'s organization (errors["x-assistant-id"])',
         content: {
           'application/json': {
             schema: { oneOf: [schema('JsonRpcError'), schema('Error')] },
@@ -81,7 +85,8 @@ export const MCP_PATH_DOCS = {
       401: { description: 'Missing or invalid API key (a JWT is not accepted here)', ...apiError({ name: 'NotAuthenticated', message: 'Invalid API key', code: 401, className: 'not-authenticated' }) },
       406: { description: 'Accept does not list both application/json and text/event-stream (a JSON-RPC error)', ...jsonRpc('JsonRpcError', transportError(-32000, 'Not Acceptable: Client must accept both application/json and text/event-stream')) },
       413: { description: 'The body is larger than 1 MB', ...apiError({ name: 'PayloadTooLarge', message: 'Request body is too large', code: 413, className: 'payload-too-large' }) },
-      415: { description: 'Content-Type is not application/json (a JSON-RPC error)', ...jsonRpc('JsonRpcError', transportError(-32000, 'Unsupported Media Type: Content-Type must be application/json')) }
+      415: { description: 'Content-Type is not application/json (a JSON-RPC error)', ...jsonRpc('JsonRpcError', transportError(-32000, 'Unsupported Media Type: Content-Type must be application/json')) },
+      503: { $ref: '#/components/responses/Unavailable' }
     }
   }
 }

@@ -47,8 +47,8 @@ export class FallbackSlidingLog implements SlidingLogStore {
     await Promise.allSettled([this.redis.ready ? this.redis.release(key, member) : undefined, this.memory.release(key, member)])
   }
 
-  async reset(key: string) {
-    await Promise.allSettled([this.redis.ready ? this.redis.reset(key) : undefined, this.memory.reset(key)])
+  async releaseByPrefix(key: string, prefix: string) {
+    await Promise.allSettled([this.redis.ready ? this.redis.releaseByPrefix(key, prefix) : undefined, this.memory.releaseByPrefix(key, prefix)])
   }
 
   async close() {

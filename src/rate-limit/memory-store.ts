@@ -48,15 +48,15 @@ export class MemorySlidingLog implements SlidingLogStore {
   async release(key: string, member: string) {
     const log = this.logs.get(key)
     const index = log ? log.members.lastIndexOf(member) : -1
-    if (!log || index < log.head) return
-    log.total -= log.weights[index]
-    log.times.splice(index, 1)
-    log.members.splice(index, 1)
-    log.weights.splice(index, 1)
+    if (log && index >= log.head) removeEntry(log, index)
   }
 
-  async reset(key: string) {
-    this.logs.delete(key)
+  async releaseByPrefix(key: string, prefix: string) {
+    const log = this.logs.get(key)
+    if (!log) return
+    for (let index = log.members.length - 1; index >= log.head; index--) {
+      if (log.members[index].startsWith(prefix)) removeEntry(log, index)
+    }
   }
 
   async close() {
@@ -72,6 +72,13 @@ export class MemorySlidingLog implements SlidingLogStore {
       if (newest === undefined || newest <= now - log.windowMs) this.logs.delete(key)
     }
   }
+}
+
+function removeEntry(log: Log, index: number) {
+  log.total -= log.weights[index]
+  log.times.splice(index, 1)
+  log.members.splice(index, 1)
+  log.weights.splice(index, 1)
 }
 
 function expire(log: Log, now: number) {

@@ -58,8 +58,8 @@ export class RateLimiter {
     return this.store.release(key, member)
   }
 
-  reset(key: string) {
-    return this.store.reset(key)
+  releaseByPrefix(key: string, prefix: string) {
+    return this.store.releaseByPrefix(key, prefix)
   }
 
   close() {

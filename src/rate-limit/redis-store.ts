@@ -75,9 +75,19 @@ end
 return { added, total, now, oldest }
 `
 
+/** Removes the members that start with a prefix; a log holds at most its limit's entries, so reading them all is cheap. */
+const RELEASE_BY_PREFIX_SCRIPT = `
+local prefix = ARGV[1]
+for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(member, 1, #prefix) == prefix then redis.call('ZREM', KEYS[1], member) end
+end
+return 0
+`
+
 interface SlidingLogCommands {
   slidingLogHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number, number]>
   slidingLogHitWeighted(key: string, totalKey: string, limit: number, windowMs: number, member: string, weight: number): Promise<[number, number, number, number]>
+  slidingLogReleaseByPrefix(key: string, prefix: string): Promise<number>
 }
 
 /**
@@ -99,6 +109,7 @@ export function connectRedis(url: string, timeoutMs = 500) {
   })
   client.defineCommand('slidingLogHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
   client.defineCommand('slidingLogHitWeighted', { numberOfKeys: 2, lua: HIT_WEIGHTED_SCRIPT })
+  client.defineCommand('slidingLogReleaseByPrefix', { numberOfKeys: 1, lua: RELEASE_BY_PREFIX_SCRIPT })
   return client
 }
 
@@ -127,8 +138,8 @@ export class RedisSlidingLog implements SlidingLogStore {
     await this.client.zrem(this.prefix + key, member)
   }
 
-  async reset(key: string) {
-    await this.client.del(this.prefix + key, `${this.prefix + key}:units`)
+  async releaseByPrefix(key: string, prefix: string) {
+    await (this.client as unknown as SlidingLogCommands).slidingLogReleaseByPrefix(this.prefix + key, prefix)
   }
 
   async close() {

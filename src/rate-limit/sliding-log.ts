@@ -17,8 +17,8 @@ export interface SlidingLogStore {
   hitWeighted(key: string, limit: number, windowMs: number, member: string, weight: number): Promise<LogState>
   /** Takes back one recorded entry (a login attempt that turned out to be successful). */
   release(key: string, member: string): Promise<void>
-  /** Forgets the key entirely. */
-  reset(key: string): Promise<void>
+  /** Takes back every entry whose member starts with `prefix` (the failed logins of one client address). */
+  releaseByPrefix(key: string, prefix: string): Promise<void>
   close(): Promise<void>
 }
 

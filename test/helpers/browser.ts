@@ -1,6 +1,11 @@
 import fs from 'node:fs'
+import http from 'node:http'
 import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
+import type { Configuration } from '../../src/declarations.js'
+import { startApp } from './app.js'
+import type { TestApp } from './app.js'
+import { freePort } from './process.js'
 
 /** Debian's chromium (what .ci/run installs), or the one named by CHROMIUM_PATH. */
 export function chromiumPath(): string | undefined {
@@ -38,4 +43,36 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-dev-shm-usage'
     ]
   })
+}
+
+export interface ServedApp {
+  t: TestApp
+  /** The server's address, http://127.0.0.1:<port>. */
+  base: string
+  browser: Browser
+  close: () => Promise<void>
+}
+
+/**
+ * The application listening on a free loopback port (a page's requests need a real server), and
+ * a headless Chromium to open its pages. `overrides` gets the server's address.
+ */
+export async function servedInBrowser(overrides: (base: string) => Partial<Configuration> = () => ({})): Promise<ServedApp> {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const t = await startApp({ port, ...overrides(base) })
+  const server = http.createServer(t.app.callback())
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const browser = await launchBrowser()
+  return {
+    t,
+    base,
+    browser,
+    close: async () => {
+      await browser.close()
+      await new Promise((resolve) => server.close(resolve))
+      server.closeAllConnections?.()
+      await t.close()
+    }
+  }
 }

@@ -278,77 +278,112 @@ describe('account security', () => {
   })
 
   describe('accepting an invitation to an existing account', () => {
-    it('when the account is verified, then the token alone is 400 asking to sign in; its password or its JWT accept', async () => {
+    /** Someone who signs up, creates an organization and invites an address they do not own: the inviter holds the token too. */
+    const inviterOf = async (address: string) => {
+      const attacker = await signUp(t)
+      const organization = await t.http().post('/organizations').set(bearerOf(attacker.token)).send({ name: 'Attacker Ltd' })
+      const created = await invite(bearerOf(attacker.token), { organization_id: organization.body.id, email: address, role: 'owner' })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      return { organizationId: organization.body.id as number, invitation: created.body }
+    }
+    /** What a takeover would have changed: the account row as stored, to compare before and after. */
+    const accountState = async (id: number) => {
+      const { password, email_verified_at, sessions_valid_after, first_name } = await userRow(id)
+      return { password, email_verified_at, sessions_valid_after, first_name }
+    }
+    const anonymousAcceptance = async (address: string) => {
+      const { invitation } = await inviterOf(address)
+      return accept(invitation.id, { token: invitation.token, password: 'the attacker secret' })
+    }
+
+    it('when an inviter accepts without credentials for the address of an unverified account, with a password of their choosing, then 400: the account, its password and sessions stay as they were, and the password does not sign in', async () => {
+      const victim = await signUp(t)
+      const before = await accountState(victim.user.id)
+      const { organizationId, invitation } = await inviterOf(victim.user.email)
+
+      const res = await accept(invitation.id, { token: invitation.token, password: 'the attacker secret', first_name: 'Mallory' })
+      expect(res.status, JSON.stringify(res.body)).toBe(400)
+      expect(await accountState(victim.user.id)).toEqual(before)
+      expect((await login(victim.user.email, 'the attacker secret')).status).toBe(401)
+      expect((await login(victim.user.email, victim.password)).status).toBe(201)
+      expect((await t.http().get('/organizations').set(bearerOf(victim.token))).status).toBe(200)
+      expect(await membership(organizationId, victim.user.id)).toBeUndefined()
+      expect((await t.db('organizations_users_invites').where({ id: invitation.id }).first()).status).toBe('pending')
+    })
+
+    it('when a verified account has just changed its address (unconfirmed) and an inviter accepts for the new address without credentials, then the same 400 and nothing changes', async () => {
+      const victim = await signUp(t)
+      await verifyEmail((await verificationToken(victim.user.email))!)
+      const moved = uniqueEmail('moved')
+      const change = await t.http().patch(`/users/${victim.user.id}`).set(bearerOf(victim.token)).send({ email: moved, current_password: victim.password })
+      expect(change.status, JSON.stringify(change.body)).toBe(200)
+      const before = await accountState(victim.user.id)
+      expect(before.email_verified_at).toBeNull()
+
+      const res = await anonymousAcceptance(moved)
+      expect(res.status, JSON.stringify(res.body)).toBe(400)
+      expect(await accountState(victim.user.id)).toEqual(before)
+      expect((await login(moved, 'the attacker secret')).status).toBe(401)
+      expect((await login(moved, victim.password)).status).toBe(201)
+    })
+
+    it('when an acceptance without credentials names a verified or an unverified account\'s address, then the two 400 answers are byte for byte the same, and the same as a missing password', async () => {
+      const unverified = await signUp(t)
+      const verified = await signUp(t)
+      await verifyEmail((await verificationToken(verified.user.email))!)
+      const answers = [await anonymousAcceptance(unverified.user.email), await anonymousAcceptance(verified.user.email)]
+      const { invitation } = await inviterOf(uniqueEmail('nobody'))
+      answers.push(await accept(invitation.id, { token: invitation.token }))
+
+      expect(answers.map((res) => res.status)).toEqual([400, 400, 400])
+      expect(answers[1].text).toBe(answers[0].text)
+      expect(answers[2].text).toBe(answers[0].text)
+      expect(answers[0].body).toEqual({
+        name: 'BadRequest',
+        message: 'To accept, sign in with the invited address\'s account, or set a password if you do not have one',
+        code: 400,
+        className: 'bad-request',
+        errors: { password: 'is needed to accept without signing in, and creates the account of an address that has none' }
+      })
+    })
+
+    it('when the account is verified, then its own password in the body does not accept either; its JWT does, and the account is unchanged', async () => {
       const owner = await signUp(t)
       await verifyEmail((await verificationToken(owner.user.email))!)
-      const first = await invite(acme.key, { email: owner.user.email })
-      const tokenOnly = await accept(first.body.id, { token: first.body.token })
-      expect(tokenOnly.status).toBe(400)
-      expect(tokenOnly.body.message).toMatch(/sign in/)
-      expect(tokenOnly.body.errors).toHaveProperty('password')
-      const wrong = await accept(first.body.id, { token: first.body.token, password: 'somebody else entirely' })
-      expect(wrong.status).toBe(400)
-      expect(wrong.body.errors).toHaveProperty('password')
+      const before = await accountState(owner.user.id)
+      const created = await invite(acme.key, { email: owner.user.email })
+      const withPassword = await accept(created.body.id, { token: created.body.token, password: owner.password })
+      expect(withPassword.status).toBe(400)
       expect(await membership(acme.organization.id, owner.user.id)).toBeUndefined()
-      expect((await login(owner.user.email, owner.password)).status).toBe(201)
 
-      const withPassword = await accept(first.body.id, { token: first.body.token, password: owner.password })
-      expect(withPassword.status, JSON.stringify(withPassword.body)).toBe(200)
-      expect(withPassword.body.accepted_by_user_id).toBe(owner.user.id)
-      expect(await membership(acme.organization.id, owner.user.id)).toMatchObject({ role: 'member' })
-      // Nothing about the account changed: its password and its sessions stay.
-      expect((await t.http().get('/organizations').set(bearerOf(owner.token))).status).toBe(200)
-
-      const second = await invite(globex.bearer, { organization_id: globex.organization.id, email: owner.user.email, role: 'admin' })
-      const withJwt = await accept(second.body.id, { token: second.body.token }, bearerOf(owner.token))
+      const withJwt = await accept(created.body.id, { token: created.body.token }, bearerOf(owner.token))
       expect(withJwt.status, JSON.stringify(withJwt.body)).toBe(200)
-      expect(await membership(globex.organization.id, owner.user.id)).toMatchObject({ role: 'admin' })
+      expect(withJwt.body.accepted_by_user_id).toBe(owner.user.id)
+      expect(await membership(acme.organization.id, owner.user.id)).toMatchObject({ role: 'member' })
+      expect(await accountState(owner.user.id)).toEqual(before)
+      expect((await t.http().get('/organizations').set(bearerOf(owner.token))).status).toBe(200)
     })
 
-    it('when the account is unverified, then the token claims it: the password sent replaces the squatter\'s, their sessions end, and it is verified', async () => {
-      const victim = uniqueEmail('victim')
-      const squatter = await signUp(t, { email: victim })
-      const created = await invite(acme.bearer, { organization_id: acme.organization.id, email: victim, role: 'admin' })
-
-      const noPassword = await accept(created.body.id, { token: created.body.token })
-      expect(noPassword.status).toBe(400)
-      expect(noPassword.body.errors).toHaveProperty('password')
-      expect((await userRow(squatter.user.id)).email_verified_at).toBeNull()
-
-      const res = await accept(created.body.id, { token: created.body.token, password: 'the real owner secret', first_name: 'Vera' })
-      expect(res.status, JSON.stringify(res.body)).toBe(200)
-      expect(res.body.accepted_by_user_id).toBe(squatter.user.id)
-      const row = await userRow(squatter.user.id)
-      expect(row.email_verified_at).toBeInstanceOf(Date)
-      expect(row.sessions_valid_after).toBeInstanceOf(Date)
-      expect(row.first_name).toBe('Vera')
-      expect((await t.http().get('/organizations').set(bearerOf(squatter.token))).status).toBe(401)
-      expect((await login(victim, squatter.password)).status).toBe(401)
-      const session = await login(victim, 'the real owner secret')
-      expect(session.status).toBe(201)
-      const organizations = await t.http().get('/organizations').set(bearerOf(session.body.accessToken))
-      expect(organizations.body.data.map((o: any) => o.id)).toEqual([acme.organization.id])
-      expect(await membership(acme.organization.id, squatter.user.id)).toMatchObject({ role: 'admin' })
-    })
-
-    it('when the invitee of an unverified account accepts with its own JWT, then the address becomes verified', async () => {
+    it('when an unverified account accepts with its own JWT, then it joins and its address stays unverified (the inviter could be the account\'s holder)', async () => {
       const invitee = await signUp(t)
       const created = await invite(globex.key, { email: invitee.user.email })
       const res = await accept(created.body.id, { token: created.body.token }, bearerOf(invitee.token))
       expect(res.status, JSON.stringify(res.body)).toBe(200)
-      expect((await userRow(invitee.user.id)).email_verified_at).toBeInstanceOf(Date)
+      expect(await membership(globex.organization.id, invitee.user.id)).toMatchObject({ role: 'member' })
+      expect((await userRow(invitee.user.id)).email_verified_at).toBeNull()
       expect((await t.http().get('/organizations').set(bearerOf(invitee.token))).status).toBe(200)
     })
 
-    it('when the invited address has no account, then the new account is created verified and no verification link is mailed', async () => {
+    it('when the invited address has no account, then accepting without credentials creates it with the password sent, unverified, and mails it a verification link', async () => {
       const email = uniqueEmail('newcomer')
       const created = await invite(acme.key, { email })
       const res = await accept(created.body.id, { token: created.body.token, password: 'a long secret' })
-      expect(res.status).toBe(200)
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
       const row = await userRow(res.body.accepted_by_user_id)
-      expect(row).toMatchObject({ email, sessions_valid_after: null })
-      expect(row.email_verified_at).toBeInstanceOf(Date)
-      expect(await verificationMails(email)).toHaveLength(0)
+      expect(row).toMatchObject({ email, sessions_valid_after: null, email_verified_at: null })
+      expect(await verificationMails(email)).toHaveLength(1)
+      expect((await login(email, 'a long secret')).status).toBe(201)
+      expect(await membership(acme.organization.id, row.id)).toMatchObject({ role: 'member' })
     })
   })
 

@@ -130,6 +130,40 @@ describe('accounts and authentication', () => {
     expect(res.body.errors).toEqual({ email: 'is not allowed' })
   })
 
+  it('when a login body gives a field of the wrong type (array, number, object, null) for any strategy, then 400 in the error shape naming the field, never 500', async () => {
+    const { user, password } = await signUp(t)
+    const bodies: [Record<string, unknown>, string][] = [
+      [{ strategy: 'local', email: user.email, password }, 'password'],
+      [{ strategy: 'local', email: user.email, password }, 'email'],
+      [{ strategy: 'jwt', accessToken: 'a.b.c' }, 'accessToken'],
+      [{ strategy: 'api-key', apiKey: 'crm_abc' }, 'apiKey']
+    ]
+    for (const [body, field] of bodies) {
+      for (const wrong of [[1, 2, 3], 42, { $gt: '' }, null]) {
+        const res = await t.http().post('/authentication').send({ ...body, [field]: wrong })
+        const sent = `${field}: ${JSON.stringify(wrong)}`
+        expect(res.status, `${sent} → ${JSON.stringify(res.body)}`).toBe(400)
+        expect(res.body, sent).toEqual({ name: 'BadRequest', message: expect.any(String), code: 400, className: 'bad-request', errors: { [field]: expect.any(String) } })
+      }
+    }
+    const long = await t.http().post('/authentication').send({ strategy: 'local', email: user.email, password: 'x'.repeat(10_000) })
+    expect(long.status).toBe(400)
+    expect(long.body.errors).toEqual({ password: expect.any(String) })
+    expect((await t.http().post('/authentication').send({ strategy: 'local', email: user.email, password })).status).toBe(201)
+  })
+
+  it('when a login names no strategy, an unknown one, or sends a field its strategy does not take, then 400 naming it', async () => {
+    const { user, password } = await signUp(t)
+    for (const strategy of [undefined, 'saml', 'constructor', 7]) {
+      const res = await t.http().post('/authentication').send({ strategy, email: user.email, password })
+      expect(res.status, JSON.stringify(strategy)).toBe(400)
+      expect(res.body.errors, JSON.stringify(strategy)).toEqual({ strategy: expect.any(String) })
+    }
+    const extra = await t.http().post('/authentication').send({ strategy: 'local', email: user.email, password, accessToken: 'a.b.c' })
+    expect(extra.status).toBe(400)
+    expect(extra.body.errors).toEqual({ accessToken: 'is not allowed' })
+  })
+
   it('when someone tries to trade an API key for a JWT, then 401', async () => {
     const tenant = await createTenant(t)
     const res = await t.http().post('/authentication').send({ strategy: 'api-key', apiKey: tenant.apiKey })

@@ -1,12 +1,10 @@
-import http from 'node:http'
-import type { Browser, Locator, Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
-import { browserMissing, launchBrowser } from '../helpers/browser.js'
+import { browserMissing, servedInBrowser } from '../helpers/browser.js'
+import type { ServedApp } from '../helpers/browser.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { freePort } from '../helpers/process.js'
 
 const missing = browserMissing()
 
@@ -59,31 +57,24 @@ async function execute(page: Page, tag: string, operationId: string, fill?: (blo
 // The interactive reference (/docs, Swagger UI) as a new user meets it, in Chromium against a
 // listening server: a list run with the form's defaults answers 200.
 describe.skipIf(missing)('/docs in a browser', () => {
+  let served: ServedApp
   let t: TestApp
   let acme: Tenant
-  let server: http.Server
-  let browser: Browser
   let page: Page
   let base: string
 
   beforeAll(async () => {
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
     // The document names this server, so "Try it out" sends its requests here.
-    t = await startApp({ port, publicUrl: base })
+    served = await servedInBrowser((address) => ({ publicUrl: address }))
+    t = served.t
+    base = served.base
     acme = await createTenant(t)
-    server = http.createServer(t.app.callback())
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-    browser = await launchBrowser()
-    page = await browser.newPage()
+    page = await served.browser.newPage()
     await page.goto(`${base}/docs`)
     await page.locator('#operations-health-get_health').waitFor({ timeout: 60_000 })
   }, 120_000)
   afterAll(async () => {
-    await browser?.close()
-    await new Promise((resolve) => server?.close(resolve))
-    server?.closeAllConnections?.()
-    await t?.close()
+    await served?.close()
   })
 
   it('when the page opens, then no warning banner is shown and placeholders in angle brackets are visible', async () => {

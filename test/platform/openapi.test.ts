@@ -185,24 +185,37 @@ describe('the OpenAPI document (/openapi.json)', () => {
     expect(validate(single.body), JSON.stringify(validate.errors)).toBe(true)
   })
 
-  it('when /mcp refuses a request, then the document has that answer: a JSON-RPC error for 400, 406 and 415, the API\'s error body for 401', async () => {
+  it('when /mcp answers a malformed, refused or batched request, then the document declares that status and the answer validates against its schema: JSON-RPC errors from the transport, the API\'s error body before it', async () => {
     const ajv = new Ajv({ strict: false })
     const responses = resolved.paths['/mcp'].post.responses
     const accept = { Accept: 'application/json, text/event-stream' }
     const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
-    const answers: [number, any][] = [
-      [406, await t.http().post('/mcp').set(acme.key).send(list)],
-      [415, await t.http().post('/mcp').set(acme.key).set(accept).set('Content-Type', 'text/plain').send('hello')],
-      [400, await t.http().post('/mcp').set(acme.key).set(accept).send({ no: 'message' })],
-      [401, await t.http().post('/mcp').set(acme.bearer).set(accept).send(list)],
-      [200, await t.http().post('/mcp').set(acme.key).set(accept).send({ jsonrpc: '2.0', id: 1, method: 'no/such-method' })]
+    const initialize = (id: number) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const mcp = () => t.http().post('/mcp').set(acme.key)
+    const answers: [number, string, any][] = [
+      [406, 'no event stream in Accept', await mcp().send(list)],
+      [415, 'a text body', await mcp().set(accept).set('Content-Type', 'text/plain').send('hello')],
+      [400, 'no JSON-RPC message', await mcp().set(accept).send({ no: 'message' })],
+      [400, 'JSON that does not parse', await mcp().set(accept).set('Content-Type', 'application/json').send('{"jsonrpc": ')],
+      [400, 'an unsupported protocol version', await mcp().set(accept).set('MCP-Protocol-Version', '1999-01-01').send(list)],
+      [400, 'two initializations in one batch', await mcp().set(accept).send([initialize(1), initialize(2)])],
+      [400, 'an X-Assistant-Id of no assistant', await mcp().set(accept).set('X-Assistant-Id', 'abc').send(list)],
+      [401, 'a JWT instead of a key', await t.http().post('/mcp').set(acme.bearer).set(accept).send(list)],
+      [413, 'a body over 1 MB', await mcp().set(accept).send({ ...list, params: { padding: 'x'.repeat(1_100_000) } })],
+      [200, 'an unknown method', await mcp().set(accept).send({ jsonrpc: '2.0', id: 1, method: 'no/such-method' })],
+      [200, 'a batch of two requests', await mcp().set(accept).send([list, { jsonrpc: '2.0', id: 2, method: 'no/such-method' }])]
     ]
-    for (const [status, res] of answers) {
-      expect(res.status, JSON.stringify(res.body)).toBe(status)
-      const validate = ajv.compile(responses[status].content['application/json'].schema)
-      expect(validate(res.body), `${status} ${JSON.stringify(res.body)} ${JSON.stringify(validate.errors)}`).toBe(true)
+    for (const [status, what, res] of answers) {
+      expect(res.status, `${what}: ${res.text.slice(0, 300)}`).toBe(status)
+      const declared = responses[status]?.content?.['application/json']?.schema
+      expect(declared, `${what}: ${status} is declared`).toBeDefined()
+      const validate = ajv.compile(declared)
+      expect(validate(res.body), `${what}: ${status} ${res.text.slice(0, 300)} ${JSON.stringify(validate.errors)}`).toBe(true)
     }
-    expect(answers[0][1].body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } })
+    expect(answers[0][2].body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } })
+    expect(answers.at(-1)![2].body).toEqual([expect.objectContaining({ id: 1, result: expect.any(Object) }), expect.objectContaining({ id: 2, error: expect.any(Object) })])
+    // A lost database connection while the key is checked is the API's 503, as on every other route.
+    expect(responses[503]?.content?.['application/json']?.schema?.required).toEqual(['name', 'message', 'code', 'className'])
   })
 
   it('when openapi-typescript generates types from it, then a typed call compiles, a wrong body does not, and the compiled call creates a contact', async () => {

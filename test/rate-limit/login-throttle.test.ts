@@ -5,8 +5,11 @@ import { signUp, uniqueEmail } from '../helpers/fixtures.js'
 import type { Configuration } from '../../src/declarations.js'
 import { SHARED_REDIS_URL, uniquePrefix } from './redis-server.js'
 
-const login = (t: TestApp, email: string, password: string) =>
-  t.http().post('/authentication').send({ strategy: 'local', email, password })
+/** A login; `from` is the client address, forwarded through the trusted proxy (else the socket's). */
+const login = (t: TestApp, email: string, password: string, from?: string) => {
+  const request = t.http().post('/authentication')
+  return (from ? request.set('X-Forwarded-For', from) : request).send({ strategy: 'local', email, password })
+}
 
 const stores: [string, () => Partial<Configuration>][] = [
   ['in memory', () => ({ redisUrl: '' })],
@@ -17,12 +20,13 @@ describe.each(stores)('failed logins, %s: 10 per e-mail per 15 minutes', (_store
   let t: TestApp
 
   beforeAll(async () => {
-    // The per-address budget is raised here so that the e-mail's own limit is what is tested.
-    t = await startApp({ ...storeConfig(), loginRateLimitPoints: 10, loginRateLimitIpPoints: 100, loginRateLimitWindowS: 900 })
+    // The per-address budget is raised here so that the e-mail's own limit is what is tested; the
+    // trusted proxy lets a test speak from several client addresses.
+    t = await startApp({ ...storeConfig(), loginRateLimitPoints: 10, loginRateLimitIpPoints: 100, loginRateLimitWindowS: 900, trustProxy: true })
   })
   afterAll(async () => { await t.close() })
 
-  it('when an e-mail has 10 failed logins, then the 11th attempt gets 429 even with the right password, and other accounts can still log in', async () => {
+  it('when an e-mail has 10 failed logins, then the 11th attempt from the same client address gets 429 even with the right password, and other accounts can still log in', async () => {
     const victim = await signUp(t)
     const email = victim.user.email
     for (let i = 0; i < 10; i++) {
@@ -53,6 +57,43 @@ describe.each(stores)('failed logins, %s: 10 per e-mail per 15 minutes', (_store
     const ok = await login(t, bystander.user.email, bystander.password)
     expect(ok.status, JSON.stringify(ok.body)).toBe(201)
     expect(ok.body.accessToken).toEqual(expect.any(String))
+  })
+
+  it('when another client address spends an e-mail\'s budget, then the holder signs in from a clean address; a wrong password from a clean address is 429 and limits that address too; the guessing address stays refused', async () => {
+    const victim = await signUp(t)
+    const email = victim.user.email
+    const attacker = '203.0.113.66'
+    for (let i = 0; i < 10; i++) expect((await login(t, email, 'wrong password', attacker)).status).toBe(401)
+    expect((await login(t, email, 'wrong password', attacker)).status).toBe(429)
+
+    for (let i = 0; i < 2; i++) {
+      const holder = await login(t, email, victim.password, '198.51.100.7')
+      expect(holder.status, JSON.stringify(holder.body)).toBe(201)
+      expect(holder.body.accessToken).toEqual(expect.any(String))
+    }
+
+    // Over the budget, a clean address gets one check: its failure is a 429 and marks it.
+    const typo = await login(t, email, 'wrong password', '198.51.100.8')
+    expect(typo.status).toBe(429)
+    expect(typo.body).toMatchObject({ name: 'TooManyRequests', data: { limit: 10, current: 10, window: 900 } })
+    expect(typo.headers['retry-after']).toBe(String(typo.body.data.retryAfter))
+    expect((await login(t, email, victim.password, '198.51.100.8')).status).toBe(429)
+
+    // The holder's success forgot no failure of the guessing address.
+    const guesser = await login(t, email, victim.password, attacker)
+    expect(guesser.status).toBe(429)
+    expect(guesser.body.accessToken).toBeUndefined()
+  })
+
+  it('when login bodies are malformed (a password that is no string), then each is 400 and spends neither budget', async () => {
+    const user = await signUp(t)
+    const from = '198.51.100.20'
+    for (let i = 0; i < 12; i++) {
+      const malformed = await t.http().post('/authentication').set('X-Forwarded-For', from).send({ strategy: 'local', email: user.user.email, password: [i] })
+      expect(malformed.status, JSON.stringify(malformed.body)).toBe(400)
+    }
+    expect((await login(t, user.user.email, 'wrong password', from)).status).toBe(401)
+    expect((await login(t, user.user.email, user.password, from)).status).toBe(201)
   })
 
   it('when a user logs in successfully many times, then successful logins are never limited', async () => {

@@ -33,11 +33,12 @@ describe('the invitation acceptance page', () => {
     const page = await t.http().get(link.pathname + link.search)
     expect(page.status).toBe(200)
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8')
-    for (const [id, label] of [['first_name', 'First name'], ['last_name', 'Last name'], ['password', 'Password']]) {
+    for (const [id, label] of [['sign_in_password', 'Password'], ['first_name', 'First name'], ['last_name', 'Last name'], ['password', 'Password']]) {
       expect(page.text).toContain(`<label for="${id}">${label}`)
       expect(page.text).toContain(`id="${id}"`)
     }
-    expect(page.text).toContain('<button type="submit">Accept</button>')
+    expect(page.text).toContain('<button type="submit">Sign in and accept</button>')
+    expect(page.text).toContain('<button type="submit">Create my account and accept</button>')
     expect(page.text).toContain('role="status"')
     expect(page.text).toContain("const api = '/organizations-users-invites'")
 

@@ -7,7 +7,6 @@ import type { Application } from '../../declarations.js'
 import { enqueueMail, tokenLink } from '../../mail/index.js'
 import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
 import { hashToken, newToken } from '../../authentication.js'
-import { passwordMatches } from '../users/users.class.js'
 import type { UserParams } from '../users/users.class.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { Relation } from '../../engine/read-model.js'
@@ -26,6 +25,16 @@ export const INVITATION_JOINS: Relation[] = [
 ]
 
 const invalidToken = () => new BadRequest(INVALID_TOKEN_MESSAGE, { errors: { token: 'is invalid or has expired' } })
+
+/**
+ * The one answer to an acceptance without credentials that creates no account: no password sent,
+ * or the address has an account, verified or not. The same answer in every case, so that it does
+ * not tell whether the address has an account or whether that account is verified.
+ */
+const signInOrSetPassword = () =>
+  new BadRequest("To accept, sign in with the invited address's account, or set a password if you do not have one", {
+    errors: { password: 'is needed to accept without signing in, and creates the account of an address that has none' }
+  })
 
 export interface InvitationServiceOptions {
   paginate: any
@@ -99,9 +108,10 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
         .forUpdate()
         .first('*', trx.raw('expires_at <= now() as expired'))
       if (!invitation || invitation.status !== 'pending' || invitation.expired) throw invalidToken()
+      // Accepting verifies no address: the inviter holds the token too, and may be the account's
+      // own holder (sign up with someone's address, invite it, accept signed in). Only the
+      // verification link mailed by the users service proves a mailbox.
       const userId = await this.accountOf(trx, invitation, data, params)
-      // The token was mailed to the invited address: accepting proves it.
-      await trx('users').where({ id: userId }).whereNull('email_verified_at').update({ email_verified_at: trx.fn.now() })
       const membership = await this.grantMembership(trx, invitation, userId)
       const [accepted] = await trx(TABLE)
         .where({ organization_id: invitation.organization_id, id: invitation.id })
@@ -179,14 +189,11 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   }
 
   /**
-   * The account that joins:
-   * - with credentials, the authenticated invitee;
-   * - the VERIFIED account of the invited address, when the body's password is that account's
-   *   (the token alone does not hand over an account whose owner has proven the address);
-   * - the UNVERIFIED account of the invited address, claimed: the token proves the mailbox, so
-   *   whoever registered the address before gets nothing; its password becomes the one sent and
-   *   every session issued before ends;
-   * - else a new account, created through the users service (same validation and password hash).
+   * The account that joins. An acceptance never hands over an existing account, since the token
+   * proves nothing about who reads the mailbox (the inviter holds it too):
+   * - with credentials, the authenticated invitee (the only way in for an address with an account);
+   * - without, a new account for an address that has none, created through the users service
+   *   (same validation, password hash and verification link as a sign-up).
    */
   private async accountOf(trx: Knex.Transaction, invitation: Invitation, data: InvitationAccept, params: InvitationParams) {
     if (params.caller) {
@@ -194,47 +201,13 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       if (params.user?.email.toLowerCase() !== invitation.email) throw new Forbidden(FORBIDDEN_MESSAGE)
       return params.caller.userId
     }
-    const existing = await trx('users').where({ email: invitation.email }).forUpdate().first('id', 'password', 'email_verified_at')
-    if (!existing) return this.createAccount(trx, invitation, data)
-    if (existing.email_verified_at) {
-      await this.assertAccountPassword(existing, data.password)
-      return existing.id as number
-    }
-    return this.claimAccount(trx, existing.id, data)
-  }
-
-  private async createAccount(trx: Knex.Transaction, invitation: Invitation, data: InvitationAccept) {
-    if (data.password === undefined) {
-      throw new BadRequest('Validation failed', { errors: { password: 'is required to create the account of a new user' } })
-    }
+    const existing = await trx('users').where({ email: invitation.email }).first('id')
+    if (existing || data.password === undefined) throw signInOrSetPassword()
     const created = await this.app.service('users').create(
       { email: invitation.email, password: data.password, first_name: data.first_name ?? null, last_name: data.last_name ?? null },
-      { transaction: { trx }, emailVerified: true } as UserParams
+      { transaction: { trx } } as UserParams
     )
     return created.id
-  }
-
-  private async assertAccountPassword(account: { password: string }, password: string | undefined) {
-    if (password !== undefined && (await passwordMatches(this.app, account, password))) return
-    throw new BadRequest(
-      'This e-mail address belongs to an account: sign in and accept with your credentials, or send the account\'s password',
-      { errors: { password: password === undefined ? 'is required: the password of the existing account' : 'does not match the existing account' } }
-    )
-  }
-
-  /** An unverified account of the invited address: new password (required), new names when sent, earlier sessions ended. */
-  private async claimAccount(trx: Knex.Transaction, userId: number, data: InvitationAccept) {
-    if (data.password === undefined) {
-      throw new BadRequest('This e-mail address has an unconfirmed account: choose its password to take it over', {
-        errors: { password: 'is required to take over the unconfirmed account of this address' }
-      })
-    }
-    const changes: Record<string, unknown> = { password: data.password }
-    if (data.first_name !== undefined) changes.first_name = data.first_name
-    if (data.last_name !== undefined) changes.last_name = data.last_name
-    // Through the users service: same validation and hash; a password change sets sessions_valid_after.
-    await this.app.service('users').patch(userId, changes, { transaction: { trx } } as UserParams)
-    return userId
   }
 
   /** Adds the member with the invited role, or changes the role of an existing member; an invitation never demotes an owner. */

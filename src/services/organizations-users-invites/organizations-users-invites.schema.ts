@@ -64,14 +64,19 @@ export const invitationDataResolver = resolve<InvitationData, HookContext>({
   email: async (value) => value?.trim().toLowerCase()
 })
 
-/** PATCH accepts the invitation: the only change an invitation allows. */
+/**
+ * PATCH accepts the invitation: the only change an invitation allows. Signed in (the invitee's
+ * JWT), the names and the password are not used.
+ */
 export const invitationAcceptSchema = Type.Object(
   {
     status: Type.Literal('accepted'),
     token: Type.String({ minLength: 1, maxLength: 200 }),
     first_name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
     last_name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-    password: Type.Optional(Type.String({ minLength: 8, maxLength: 200, description: 'required when the invited e-mail has no account yet' }))
+    password: Type.Optional(
+      Type.String({ minLength: 8, maxLength: 200, description: 'without credentials: the password of the account created for an address that has none' })
+    )
   },
   { $id: 'OrganizationInvitationAccept', additionalProperties: false }
 )

@@ -97,7 +97,8 @@ export const invitation = (app: Application) => {
     methods: invitationMethods,
     description:
       'Invitations to join an organization (owners and admins). The invitee looks the invitation up with GET and only ' +
-      'the token filter, and accepts it with PATCH {status: "accepted", token}; both work without credentials. See docs/invitations.md.',
+      'the token filter (no credentials), and accepts it with PATCH {status: "accepted", token}: signed in as the invited ' +
+      'address\'s account, or without credentials, with a password, when the address has no account. See docs/invitations.md.',
     schemas: { result: invitationSchema, data: invitationDataSchema, patch: invitationAcceptSchema, query: invitationQuerySchema },
     validators: { query: invitationQueryValidator, data: invitationDataValidator, patch: invitationAcceptValidator },
     resolvers: { result: [invitationResolver], external: invitationExternalResolver, data: invitationDataResolver },

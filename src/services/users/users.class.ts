@@ -14,10 +14,7 @@ import type { EmailVerification, User, UserData, UserPatch, UserQuery } from './
 
 export type { EmailVerification, User, UserData, UserPatch, UserQuery }
 
-export interface UserParams extends KnexAdapterParams<UserQuery> {
-  /** Set by invitation acceptance: the token proved the address, so the account starts verified and no link is mailed. */
-  emailVerified?: boolean
-}
+export type UserParams = KnexAdapterParams<UserQuery>
 
 export interface UserServiceOptions extends RecordServiceOptions {
   app: Application
@@ -36,8 +33,8 @@ const inTrx = (params: UserParams, trx: Knex.Transaction) => ({ ...params, trans
  * Addresses are unverified until proven: sign-up and every e-mail change mail a single-use link
  * (its token stored as a SHA-256 hash in email_verifications, written in the change's
  * transaction through the mail outbox), and `verifyEmail` (POST /users, X-Service-Method:
- * verifyEmail) redeems it. Unverified accounts work as verified ones do; the difference is what
- * an invitation to the address may do with the account (see docs/invitations.md).
+ * verifyEmail) redeems it, and nothing else verifies an address (an invitation's token does not:
+ * the inviter holds it too). Unverified accounts work as verified ones do.
  *
  * Changing the password or the e-mail address needs the current password and ends every
  * session: JWTs issued before users.sessions_valid_after are refused.
@@ -57,9 +54,8 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
 
   async create(data: any, params: UserParams = {}): Promise<any> {
     return this.inTransaction(params, async (trx) => {
-      const verified = params.emailVerified === true
-      const user = await super._create({ ...data, email_verified_at: verified ? trx.fn.now() : null }, inTrx(params, trx))
-      if (!verified) await this.mailVerificationLink(trx, user)
+      const user = await super._create(data, inTrx(params, trx))
+      await this.mailVerificationLink(trx, user)
       return user
     })
   }
@@ -73,7 +69,7 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
       const emailChanged = changes.email !== undefined && changes.email !== stored.email
       const passwordChanged = changes.password !== undefined
       if (emailChanged || passwordChanged) {
-        // Internal calls (an invitation claiming an unverified account) have proven the mailbox instead.
+        // Only a request from outside must prove who it is; the server's own calls are trusted.
         if (params.provider) await this.assertCurrentPassword(stored, currentPassword)
         changes.sessions_valid_after = new Date()
         if (emailChanged) changes.email_verified_at = null
@@ -148,7 +144,7 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
 }
 
 /** Whether a plain password matches an account's stored hash (the local strategy's comparison). */
-export async function passwordMatches(app: Application, account: { password: string }, password: string) {
+async function passwordMatches(app: Application, account: { password: string }, password: string) {
   const local = app.service('authentication').getStrategy('local') as LocalStrategy
   return local.comparePassword(account, password).then(
     () => true,
