@@ -71,6 +71,9 @@ export const configurationSchema = Type.Intersect([
     messagePollIntervalMs: Type.Number({ minimum: 0 }),
     /** Seconds a claimed outbox job stays its worker's without a heartbeat (src/outbox/worker.ts). */
     outboxLeaseS: Type.Number({ minimum: 1 }),
+    /** Jobs of one topic a worker runs at once, and how many of them one organization's may be (src/outbox/slots.ts). */
+    outboxConcurrency: Type.Integer({ minimum: 1 }),
+    outboxConcurrencyPerOrganization: Type.Integer({ minimum: 1 }),
     /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
     channelSecretsKey: Type.String(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
@@ -85,6 +88,8 @@ export const configurationSchema = Type.Intersect([
     webhookMaxAttempts: Type.Integer({ minimum: 1 }),
     webhookTimeoutMs: Type.Integer({ minimum: 1 }),
     webhookPollIntervalMs: Type.Number({ minimum: 0 }),
+    /** Live subscriptions an organization may have. */
+    webhookMaxSubscriptions: Type.Integer({ minimum: 1 }),
     /** Lets deliveries reach loopback, link-local and private addresses (tests, private networks). */
     webhookAllowPrivate: Type.Boolean()
   })

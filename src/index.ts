@@ -77,7 +77,7 @@ async function listen(app: Application, port: number, host: string): Promise<Ser
  * Stops without dropping a request, within SHUTDOWN_TIMEOUT_S (then exits 1): the answers from
  * now on close their connections (the requests in flight are answered first), the listener and
  * the idle keep-alive connections close, Socket.io clients are disconnected, and the outbox
- * worker finishes the job it runs and gives back the rest of its claims; once every connection
+ * worker finishes the jobs it runs and claims no more; once every connection
  * has ended, the application tears down (the pools close).
  */
 async function shutdown(app: Application, server: Server, signal: string) {

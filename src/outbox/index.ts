@@ -18,7 +18,13 @@ declare module '../declarations.js' {
  * tests call) and stops before the database pool closes on app.teardown.
  */
 export const outbox = (app: Application) => {
-  const worker = new OutboxWorker({ db: app.get('knex'), logger: app.get('logger'), leaseSeconds: app.get('outboxLeaseS') })
+  const worker = new OutboxWorker({
+    db: app.get('knex'),
+    logger: app.get('logger'),
+    leaseSeconds: app.get('outboxLeaseS'),
+    concurrency: app.get('outboxConcurrency'),
+    concurrencyPerOrganization: app.get('outboxConcurrencyPerOrganization')
+  })
   app.set('outbox', worker)
   app.hooks({
     setup: [

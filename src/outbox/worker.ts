@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import { outcomeOfError } from './failures.js'
 import { OUTBOX_TABLE } from './jobs.js'
 import { WorkerLiveness, reclaimJobsOfGoneWorkers } from './liveness.js'
+import { Slots, claimDue } from './slots.js'
 import type { OutboxJob } from './jobs.js'
 
 /** What a handler made of one run of a job. */
@@ -42,11 +43,16 @@ export interface OutboxWorkerOptions {
    * the worker hang or lose the database, another takes the job over once the lease has run out.
    */
   leaseSeconds?: number
+  /** Jobs of one topic the worker runs at once (slots.ts). */
+  concurrency?: number
+  /** Of those, the jobs of one organization. */
+  concurrencyPerOrganization?: number
 }
 
-const BATCH_SIZE = 20
 const DEFAULT_MAX_DELAY_MS = 60 * 60 * 1000
 const DEFAULT_LEASE_SECONDS = 15
+const DEFAULT_CONCURRENCY = 8
+const DEFAULT_CONCURRENCY_PER_ORGANIZATION = 2
 
 /**
  * The one background worker of the service: drains the transactional outbox (table outbox_jobs)
@@ -58,6 +64,10 @@ const DEFAULT_LEASE_SECONDS = 15
  * calls) and the outcome is recorded only while the claim is still that worker's. Jobs sharing an
  * ordering key run one at a time, oldest first: a job waits while an earlier one of its key is
  * pending or running (retries included), so a receiver sees them in the order they happened.
+ *
+ * Jobs run concurrently in slots (slots.ts): each topic has its own, and one organization's jobs
+ * take a few of a topic's at most. A worker claims only what it starts at once, and claims again
+ * whenever a job ends, a commit kicks it or its poll comes round.
  *
  * A claim's lease is short and renewed (a heartbeat every third of it) while the worker holds the
  * job, so a job whose worker is gone waits a lease at most. A started worker also registers with
@@ -71,15 +81,27 @@ export class OutboxWorker {
   private running: Promise<unknown> | undefined
   private again = false
   private stopped = true
-  /** Set by stop() (shutdown): the pass under way claims nothing more and gives back what it has not started. */
+  /** Set by stop() (shutdown): nothing more is claimed; the jobs under way finish. */
   private stopping = false
   private liveness: WorkerLiveness | undefined
   private registering: Promise<void> | undefined
   /** The jobs this worker has claimed and not yet closed (id → attempts), whose leases the heartbeat renews. */
   private held = new Map<number, number>()
   private heartbeat: NodeJS.Timeout | undefined
+  private slots: Slots
+  /** Every job under way, whichever call started it: stop() waits for them. */
+  private underWay = new Set<Promise<void>>()
+  /** Passes waiting for a job to end or a kick, to claim again. */
+  private waiting = new Set<() => void>()
+  /** Claims of this worker run one at a time, so two passes never fill the same free slot. */
+  private claiming: Promise<unknown> = Promise.resolve()
 
-  constructor(protected options: OutboxWorkerOptions) {}
+  constructor(protected options: OutboxWorkerOptions) {
+    this.slots = new Slots({
+      perTopic: options.concurrency ?? DEFAULT_CONCURRENCY,
+      perOrganization: options.concurrencyPerOrganization ?? DEFAULT_CONCURRENCY_PER_ORGANIZATION
+    })
+  }
 
   register(handler: JobHandler) {
     this.handlers.set(handler.topic, handler)
@@ -90,7 +112,7 @@ export class OutboxWorker {
     return this.handlers.get(topic)
   }
 
-  /** Registers the worker, takes over the jobs of gone workers, then runs what is due. */
+  /** Registers the worker, takes over the jobs of gone workers, then runs what is due, and polls. */
   start() {
     this.stopped = false
     this.stopping = false
@@ -98,6 +120,7 @@ export class OutboxWorker {
       this.running = undefined
       if (!this.stopped) this.pass()
     })
+    this.schedule()
   }
 
   async stop() {
@@ -105,6 +128,7 @@ export class OutboxWorker {
     this.stopping = true
     clearTimeout(this.timer)
     await this.running
+    await Promise.allSettled([...this.underWay])
     const liveness = this.liveness
     this.liveness = undefined
     await liveness?.end()
@@ -145,52 +169,90 @@ export class OutboxWorker {
     else this.kick()
   }
 
-  /** Runs the due jobs now in the background (once more after the current pass, if one is running). */
+  /** Runs the due jobs now in the background: the pass under way claims again (and once more after it ends). */
   kick() {
     if (this.stopped) return
     if (this.running) {
       this.again = true
+      this.wake()
       return
     }
-    clearTimeout(this.timer)
     this.pass()
   }
 
-  /** Runs every job that is due now, pass after pass until none is left; returns what happened. */
+  /**
+   * Runs every job that is due now, in free slots, claiming again as jobs end until none is due
+   * and its own jobs have ended; returns what they did.
+   */
   async deliverDue(): Promise<DeliveryReport> {
     if (!this.stopped && !this.liveness) await this.ensureLiveness()
     const report = this.emptyReport()
+    const mine = new Set<Promise<void>>()
     for (;;) {
-      const claimed = this.stopping ? [] : await this.claim()
-      if (claimed.length === 0) return report
-      this.hold(claimed)
-      try {
-        for (const [started, job] of claimed.entries()) {
-          if (this.stopping) {
-            await this.giveBack(claimed.slice(started))
-            break
-          }
-          const label = await this.runOne(job)
-          this.letGo(job)
-          report[label] = (report[label] ?? 0) + 1
-        }
-      } finally {
-        for (const job of claimed) this.letGo(job)
-      }
+      // A job that ends while the claim runs frees its slot after the claim counted it: claim again.
+      let woken = false
+      const changed = new Promise<void>((resolve) => {
+        this.waiting.add(() => {
+          woken = true
+          resolve()
+        })
+      })
+      if (!this.stopping) await this.claimForFreeSlots((job) => mine.add(this.launch(job, report, mine)))
+      if (mine.size === 0 && (!woken || this.stopping)) return report
+      await changed
     }
   }
 
-  /** Claimed jobs not started when the worker stops: due again at once, for any worker, the attempt not counted. */
-  private async giveBack(jobs: OutboxJob[]) {
-    const { db } = this.options
-    await db(OUTBOX_TABLE)
-      .where({ status: 'running' })
-      .whereIn(['id', 'attempts'], jobs.map((job) => [job.id, job.attempts]))
-      .update({ status: 'pending', attempts: db.raw('attempts - 1'), next_attempt_at: db.fn.now(), updated_at: db.fn.now() })
+  /** Wakes the passes waiting to claim again. */
+  private wake() {
+    const waiting = [...this.waiting]
+    this.waiting.clear()
+    for (const resolve of waiting) resolve()
   }
 
-  private hold(jobs: OutboxJob[]) {
-    for (const job of jobs) this.held.set(job.id, job.attempts)
+  /**
+   * Fills the free slots of every topic with due jobs, one claim for all topics, starting each job
+   * as it is claimed; claims again for the topics whose candidates one organization filled.
+   */
+  private claimForFreeSlots(start: (job: OutboxJob) => void): Promise<void> {
+    const claimed = this.claiming.then(async () => {
+      let topics = [...this.handlers.keys()]
+      while (!this.stopping) {
+        const lanes = topics.map((topic) => ({ topic, limit: this.slots.free(topic) })).filter(({ limit }) => limit > 0)
+        if (lanes.length === 0) return
+        const { jobs, full } = await claimDue(this.options.db, { lanes, slots: this.slots, workerId: this.liveness?.id ?? null, leaseSeconds: this.leaseSeconds })
+        for (const job of jobs) start(job)
+        topics = full
+      }
+    })
+    this.claiming = claimed.catch(() => {})
+    return claimed
+  }
+
+  /** Runs one claimed job in its slot, under a renewed lease; when it ends, waiting passes claim again. */
+  private launch(job: OutboxJob, report: DeliveryReport, mine: Set<Promise<void>>): Promise<void> {
+    this.slots.take(job)
+    this.hold(job)
+    const run: Promise<void> = this.runOne(job)
+      .then(
+        (label) => {
+          report[label] = (report[label] ?? 0) + 1
+        },
+        (error) => this.options.logger.error({ err: error, outbox_id: job.id, topic: job.topic }, 'outbox: the outcome of a job was not recorded; it runs again once its lease has run out')
+      )
+      .finally(() => {
+        this.slots.release(job)
+        this.letGo(job)
+        mine.delete(run)
+        this.underWay.delete(run)
+        this.wake()
+      })
+    this.underWay.add(run)
+    return run
+  }
+
+  private hold(job: OutboxJob) {
+    this.held.set(job.id, job.attempts)
     if (this.heartbeat) return
     this.heartbeat = setInterval(() => void this.renewLeases(), (this.leaseSeconds * 1000) / 3)
     this.heartbeat.unref()
@@ -226,11 +288,15 @@ export class OutboxWorker {
     return intervals.length ? Math.min(...intervals) : 0
   }
 
+  /** The poll: a kick every interval, also while a pass runs long jobs (retries come due meanwhile). */
   private schedule() {
     const interval = this.pollIntervalMs()
     if (this.stopped || interval === 0) return
     clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.pass(), interval)
+    this.timer = setTimeout(() => {
+      this.kick()
+      this.schedule()
+    }, interval)
     this.timer.unref()
   }
 
@@ -241,35 +307,7 @@ export class OutboxWorker {
       .finally(() => {
         this.running = undefined
         if (this.again && !this.stopped) this.pass()
-        else this.schedule()
       })
-  }
-
-  private async claim(): Promise<OutboxJob[]> {
-    const topics = [...this.handlers.keys()]
-    if (topics.length === 0) return []
-    const { db } = this.options
-    const result = await db.raw(
-      `WITH due AS MATERIALIZED (
-         SELECT j.id FROM ${OUTBOX_TABLE} AS j
-         WHERE j.status IN ('pending', 'running') AND j.next_attempt_at <= now()
-           AND j.topic IN (${topics.map(() => '?').join(', ')})
-           AND (j.ordering_key IS NULL OR NOT EXISTS (
-             SELECT 1 FROM ${OUTBOX_TABLE} AS earlier
-             WHERE earlier.ordering_key = j.ordering_key AND earlier.id < j.id
-               AND earlier.status IN ('pending', 'running')))
-         ORDER BY j.next_attempt_at, j.id
-         LIMIT ?
-         FOR UPDATE SKIP LOCKED
-       )
-       UPDATE ${OUTBOX_TABLE} AS j
-       SET status = 'running', attempts = j.attempts + 1, claimed_by = ?,
-           next_attempt_at = now() + make_interval(secs => ?), updated_at = now()
-       FROM due WHERE j.id = due.id
-       RETURNING j.*`,
-      [...topics, BATCH_SIZE, this.liveness?.id ?? null, this.leaseSeconds]
-    )
-    return (result.rows as OutboxJob[]).sort((a, b) => a.id - b.id)
   }
 
   private async runOne(job: OutboxJob): Promise<string> {

@@ -3,6 +3,7 @@ import pino from 'pino'
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
 import { enqueueJob, enqueueJobs, OutboxWorker } from '../../src/outbox/index.js'
 import type { JobHandler, JobOutcome, OutboxJob } from '../../src/outbox/index.js'
 
@@ -83,6 +84,69 @@ describe('the transactional outbox (one worker for mail, channel messages and we
     }))
     expect(overlap).toBe(false)
     expect(runs).toEqual(Array.from({ length: 12 }, (_, n) => n))
+  })
+
+  /** A handler whose jobs run until released; counts how many run at once. */
+  function hangingHandler(topic: string) {
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const state = { running: 0, most: 0, release }
+    const handler: JobHandler = {
+      topic, maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0,
+      async run(): Promise<JobOutcome> {
+        state.running += 1
+        state.most = Math.max(state.most, state.running)
+        await released
+        state.running -= 1
+        return { status: 'done' }
+      }
+    }
+    return { handler, state }
+  }
+
+  /** Drains with the worker; once `ran` has an entry (or after 2 s), notes it and how many jobs hang, then releases them. */
+  async function drainWhileHanging(worker: OutboxWorker, state: ReturnType<typeof hangingHandler>['state'], ran: unknown[]) {
+    const draining = worker.deliverDue()
+    let meanwhile: { ran: unknown[]; hanging: number }
+    try {
+      for (let i = 0; i < 200 && ran.length === 0; i++) await sleep(10)
+      meanwhile = { ran: [...ran], hanging: state.running }
+    } finally {
+      state.release()
+    }
+    return { meanwhile, report: await draining }
+  }
+
+  it("when one organization's jobs hang, then they take at most its share of the topic's slots and another organization's job runs meanwhile", async () => {
+    const topic = newTopic()
+    const [slow, calm] = await Promise.all([createTenant(t, 'Slow'), createTenant(t, 'Calm')])
+    const { handler, state } = hangingHandler(topic)
+    const ran: number[] = []
+    const worker = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), concurrency: 4, concurrencyPerOrganization: 2 }).register({
+      ...handler,
+      run: async (job) => (job.organization_id === calm.organization.id ? (ran.push(job.id), { status: 'done' }) : handler.run(job))
+    })
+    await enqueueJobs(t.db, Array.from({ length: 5 }, () => ({ topic, kind: 'slow', organizationId: slow.organization.id, payload: {} })))
+    const [calmJob] = await enqueueJobs(t.db, [{ topic, kind: 'calm', organizationId: calm.organization.id, payload: {} }])
+    const { meanwhile, report } = await drainWhileHanging(worker, state, ran)
+    expect(meanwhile).toEqual({ ran: [calmJob.id], hanging: 2 })
+    expect(report).toMatchObject({ done: 6 })
+    expect(state.most).toBe(2)
+  })
+
+  it("when every slot of one topic is taken by hanging jobs, then another topic's job runs meanwhile", async () => {
+    const [slowTopic, quickTopic] = [newTopic(), newTopic()]
+    const { handler, state } = hangingHandler(slowTopic)
+    const ran: string[] = []
+    const worker = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), concurrency: 2 })
+      .register(handler)
+      .register({ topic: quickTopic, maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, run: async (job) => { ran.push(job.kind); return { status: 'done' } } })
+    await enqueueJobs(t.db, [1, 2, 3].map(() => ({ topic: slowTopic, kind: 'slow', payload: {} })))
+    await enqueueJob(t.db, { topic: quickTopic, kind: 'quick', payload: {} })
+    const { meanwhile, report } = await drainWhileHanging(worker, state, ran)
+    expect(meanwhile).toEqual({ ran: ['quick'], hanging: 2 })
+    expect(report).toMatchObject({ done: 4 })
+    expect(state.most).toBe(2)
   })
 
   it('when the far side asks to wait (Retry-After), then the next attempt is not before that, even when the backoff is shorter', async () => {
@@ -188,21 +252,32 @@ describe('the transactional outbox (one worker for mail, channel messages and we
     expect(ran).toEqual([2])
   })
 
-  it('when a handler runs longer than the lease, then its worker renews the lease meanwhile and no other worker takes the job', async () => {
+  it('when handlers run side by side for longer than the lease, then their worker renews each lease meanwhile and no other worker takes any of the jobs', async () => {
     const topic = newTopic()
     const runs: number[] = []
-    const handler = { topic, run: async (job: OutboxJob): Promise<JobOutcome> => { runs.push(job.attempts); await sleep(2500); return { status: 'done' } } }
+    const inFlight = { now: 0, most: 0 }
+    const handler = {
+      topic,
+      run: async (job: OutboxJob): Promise<JobOutcome> => {
+        runs.push(job.attempts)
+        inFlight.most = Math.max(inFlight.most, ++inFlight.now)
+        await sleep(2500)
+        inFlight.now -= 1
+        return { status: 'done' }
+      }
+    }
     const holder = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
     const other = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
-    await enqueueJob(t.db, { topic, kind: 'long', payload: {} })
+    await enqueueJobs(t.db, [1, 2, 3].map(() => ({ topic, kind: 'long', payload: {} })))
     const holding = holder.deliverDue()
     for (let i = 0; i < 4; i++) {
       await sleep(500)
       expect(await other.deliverDue()).toMatchObject({ done: 0 })
     }
-    expect(await holding).toMatchObject({ done: 1 })
-    expect(runs).toEqual([1])
-    expect((await jobs(topic)).map((j) => [j.status, j.attempts])).toEqual([['done', 1]])
+    expect(await holding).toMatchObject({ done: 3 })
+    expect(runs).toEqual([1, 1, 1])
+    expect(inFlight.most).toBe(3)
+    expect((await jobs(topic)).map((j) => [j.status, j.attempts])).toEqual([['done', 1], ['done', 1], ['done', 1]])
   })
 
   it('when a job is running under the id of a worker whose process is gone, then a worker that starts takes it over at once; the job of a live worker keeps its lease', async () => {

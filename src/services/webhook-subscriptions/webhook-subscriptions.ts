@@ -50,7 +50,8 @@ export const webhookSubscription = (app: Application) => {
     methods: webhookSubscriptionMethods,
     description:
       'Webhook subscriptions of an organization (owners and admins): the events posted to a URL, signed as Standard Webhooks ' +
-      'say. The secret is returned by create and by rotate-secret only. See docs/integrations.md.',
+      `say. The secret is returned by create and by rotate-secret only. An organization has at most ${app.get('webhookMaxSubscriptions')} live ` +
+      'subscriptions, active or not (WEBHOOK_MAX_SUBSCRIPTIONS): a create beyond that is 400. See docs/integrations.md.',
     schemas: { result: webhookSubscriptionSchema, data: webhookSubscriptionDataSchema, patch: webhookSubscriptionPatchSchema, query: webhookSubscriptionQuerySchema },
     validators: { query: webhookSubscriptionQueryValidator, data: webhookSubscriptionDataValidator, patch: webhookSubscriptionPatchValidator },
     resolvers: { external: webhookSubscriptionExternalResolver, data: webhookSubscriptionDataResolver, patch: webhookSubscriptionPatchResolver },
