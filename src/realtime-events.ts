@@ -1,13 +1,9 @@
 import crypto from 'node:crypto'
 import feathersCore from '@feathersjs/feathers'
-import { getDispatch } from '@feathersjs/schema'
 import type { Channel } from '@feathersjs/transport-commons'
 import type { Redis } from 'ioredis'
 import type { Application, HookContext, Role } from './declarations.js'
-import { RecordService } from './engine/record-service.js'
-import { RenderedAnswer, isRendered } from './engine/rendered-answer.js'
-import { declarationOf, registrationOf } from './engine/tenant-resource.js'
-import { representRecord } from './hooks/resolve-records.js'
+import { registrationOf } from './engine/tenant-resource.js'
 import { pubSubConnections } from './redis-pubsub.js'
 import { organizationChannel, visitorChannel } from './realtime-connections.js'
 import type { Connection } from './realtime-connections.js'
@@ -23,8 +19,8 @@ import { chatClosed, visitorView } from './services/public-webchat/public-webcha
  *   resource there (its read roles; API-key connections not where the resource refuses keys).
  *   A user's own account goes to that user's connections only (nobody else may read it).
  * - Shape: the record as GET /<path>/:id answers it (the read model, with the record joins, and
- *   a deleted record with its deleted_at), read after the commit; hidden and secret fields are
- *   never in it. Records a batch emits together are read in one statement per service.
+ *   a deleted record with its deleted_at): every service emits its records as Postgres wrote them
+ *   in the write's own statement, so nothing is read again; hidden and secret fields are never in it.
  * - Order: the events of an instance reach its sockets in the order the services emitted them.
  * - Across instances (REDIS_URL): each event is relayed once, in its external shape (never a
  *   stored row: no hash or secret travels), and every other instance publishes it to its own
@@ -74,81 +70,11 @@ function externalFields(app: Application, path: string): Set<string> | undefined
   return new Set(Object.keys(schema.properties).filter((name) => !withheld.has(name)))
 }
 
-/** Whether the data is (an element of) the answer of the call that emitted it, i.e. already resolved. */
-function answered(hook: HookContext | undefined, data: unknown) {
-  if (!hook?.params) return false
-  const result = hook.result as any
-  return result === data || (Array.isArray(result) && result.includes(data)) || (Array.isArray(result?.data) && result.data.includes(data))
-}
-
-/**
- * A record's external shape from what its service emitted, without the database: the answer's
- * dispatch (what the external resolver sent), a rendered answer parsed, or a stored row through
- * the resource's resolvers; then only the resource's external fields, as JSON writes them.
- */
-async function externalRecord(app: Application, path: string, data: Row, hook: HookContext | undefined, fields: Set<string> | undefined): Promise<Row> {
-  let record: unknown = data instanceof RenderedAnswer ? JSON.parse(data.text) : data
-  if (!isRendered(data)) {
-    const dispatched = getDispatch(data)
-    if (dispatched) record = dispatched
-    else if (!answered(hook, data)) {
-      const resolvers = declarationOf(app, path)?.resolvers
-      if (resolvers) record = await representRecord(resolvers.result ?? [], resolvers.external)(data, hook ?? ({ app, params: {}, path, method: 'get' } as any))
-    }
-  }
-  const json: Row = JSON.parse(JSON.stringify(record))
+/** The record as an event sends it: only the resource's external fields, as JSON writes them. */
+function externalRecord(data: Row, fields: Set<string> | undefined): Row {
+  const json: Row = JSON.parse(JSON.stringify(data))
   if (!fields) return json
   return Object.fromEntries(Object.entries(json).filter(([name]) => fields.has(name)))
-}
-
-interface Group {
-  ids: Set<number>
-  rows: Promise<Map<number, Row>>
-  settle: (read: () => Promise<Map<number, Row>>) => void
-}
-
-/**
- * Reads records as a read by id answers them (deleted ones too), the reads asked for in one turn
- * of the event loop together: one statement per service and organization, whatever the number
- * of records a batch wrote.
- */
-class RecordReader {
-  private pending = new Map<string, Group>()
-
-  constructor(private readonly app: Application) {}
-
-  read(path: string, organizationId: number | undefined, id: number): Promise<Row | undefined> {
-    const key = `${path} ${organizationId ?? ''}`
-    let group = this.pending.get(key)
-    if (!group) {
-      let settle!: Group['settle']
-      const rows = new Promise<Map<number, Row>>((resolve, reject) => {
-        settle = (read) => read().then(resolve, reject)
-      })
-      group = { ids: new Set(), rows, settle }
-      this.pending.set(key, group)
-      if (this.pending.size === 1) setImmediate(() => this.flush())
-    }
-    group.ids.add(id)
-    return group.rows.then((rows) => rows.get(id))
-  }
-
-  private flush() {
-    const groups = [...this.pending.entries()]
-    this.pending.clear()
-    for (const [key, group] of groups) {
-      const [path, organization] = key.split(' ')
-      group.settle(() => this.readGroup(path, organization ? Number(organization) : undefined, [...group.ids]))
-    }
-  }
-
-  private async readGroup(path: string, organizationId: number | undefined, ids: number[]) {
-    const service = this.app.service(path as any) as unknown as RecordService<any>
-    const joins = declarationOf(this.app, path)?.joins
-    const query = { ...(organizationId === undefined ? {} : { organization_id: organizationId }), id: { $in: ids } }
-    const rows: Row[] = await service._find({ query, paginate: false, withDeleted: true, relations: joins?.record } as any)
-    return new Map(rows.map((row) => [Number(row.id), row]))
-  }
 }
 
 /** A relayed event: the instance it comes from, and the record in its external shape. */
@@ -209,7 +135,6 @@ class EventRelay {
 
 /** Configured after the services: every published service gets its publishers. */
 export const publishRecordEvents = (app: Application) => {
-  const reader = new RecordReader(app)
   const url = app.get('redisUrl')
   const relay = url ? new EventRelay(app, url) : undefined
   // The tests (and a health probe) may wait for the relay's subscription.
@@ -219,15 +144,6 @@ export const publishRecordEvents = (app: Application) => {
   for (const path of publishedPaths(app)) {
     const audience = audienceOf(app, path)
     const fields = externalFields(app, path)
-    const readable = app.service(path as any) instanceof RecordService
-
-    /** The record as a read by id answers it now; none when it is gone (or unreadable): the event's own shape then. */
-    const readBack = async (organizationId: number | undefined, id: number) =>
-      readable ? reader.read(path, organizationId, id).catch((error) => {
-        app.get('logger').warn({ err: error, path, id }, 'realtime: an event\'s record could not be read back; sent as emitted')
-        return undefined
-      }) : undefined
-
     /** The channels an event goes to, each with the record as that audience receives it. */
     const channelsOf = async (record: Row): Promise<Channel[]> => {
       if (path === 'users') {
@@ -235,16 +151,15 @@ export const publishRecordEvents = (app: Application) => {
         if (organizations.length === 0) return []
         const own = app.channel(organizations).filter((connection: Connection) => connection.caller?.userId === record.id)
         if (own.length === 0) return []
-        return [own.send((await readBack(undefined, record.id)) ?? record)]
+        return [own.send(record)]
       }
       const organizationId = path === 'organizations' ? record.id : record.organization_id
       const team = existingChannel(app, organizationChannel(organizationId))?.filter((connection: Connection) => mayRead(connection, organizationId, audience))
       const visitors = path === 'conversation-messages-webchat' && record.direction !== 'note'
         ? existingChannel(app, visitorChannel(organizationId, record.conversation_id)) : undefined
       if (!team?.length && !visitors?.length) return []
-      const payload = (await readBack(path === 'organizations' ? undefined : organizationId, record.id)) ?? record
-      const channels = team?.length ? [team.send(payload)] : []
-      if (visitors?.length) channels.push(visitors.send((await visitorView(app.get('knex'), [payload]))[0]))
+      const channels = team?.length ? [team.send(record)] : []
+      if (visitors?.length) channels.push(visitors.send((await visitorView(app.get('knex'), [record]))[0]))
       return channels
     }
 
@@ -260,7 +175,7 @@ export const publishRecordEvents = (app: Application) => {
       if (!data || typeof data !== 'object' || typeof data.id !== 'number') return undefined
       if (!heardHere(data) && (!relay || hook?.relayed)) return undefined
       // An event another instance relayed (EventRelay) is in its external shape already, and is not relayed again.
-      const shaped = hook?.relayed ? Promise.resolve(data) : externalRecord(app, path, data, hook, fields)
+      const shaped = Promise.resolve(hook?.relayed ? data : externalRecord(data, fields))
       const channels = shaped.then(channelsOf)
       // Settled in emission order: a record's created event never overtakes its patched one.
       const ordered = tail.then(async () => {

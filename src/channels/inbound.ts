@@ -41,13 +41,13 @@ export async function conversationFor(app: Application, trx: Knex.Transaction, a
   const [created] = await trx('conversations')
     .insert({ organization_id: account.organization_id, channel: account.channel, contact_id: contactId, channel_account_id: account.id })
     .returning('*')
-  pendingEvents.push({ service: app.service('conversations'), event: 'created', data: created })
+  pendingEvents.push({ service: app.service('conversations'), event: 'created', data: created, stored: true })
   return created
 }
 
 /** The contacts events of a sender's contact created or completed in a transaction, emitted after its commit. */
 export const contactEvents = (app: Application, pendingEvents: PendingEvent[]): ContactChange => (event, data) =>
-  pendingEvents.push({ service: app.service('contacts') as unknown as PendingEvent['service'], event, data })
+  pendingEvents.push({ service: app.service('contacts') as unknown as PendingEvent['service'], event, data, stored: true })
 
 /** A contact's message through a channel, stored once, in its conversation; events after the commit. */
 export async function receiveMessage(app: Application, account: ChannelAccountRecord, who: Who, message: ReceivedMessage) {
@@ -112,7 +112,7 @@ export async function receiveStatus(app: Application, account: ChannelAccountRec
       .onConflict(['organization_id', 'channel_account_id', 'provider_message_id', 'status'])
       .ignore()
     const moved = await moveMessage(trx, account, event.providerMessageId, event.status, event.occurredAt, event.error)
-    for (const row of moved) pendingEvents.push({ service: serviceOf(app, account.channel), event: 'patched', data: row })
+    for (const row of moved) pendingEvents.push({ service: serviceOf(app, account.channel), event: 'patched', data: row, stored: true })
   })
 }
 
@@ -135,7 +135,7 @@ export async function recordSent(app: Application, account: ChannelAccountRecord
       const [moved] = await moveMessage(trx, account, providerMessageId, status.status, status.occurred_at, status.error ?? undefined)
       row = moved ?? row
     }
-    pendingEvents.push({ service: serviceOf(app, account.channel), event: 'patched', data: row })
+    pendingEvents.push({ service: serviceOf(app, account.channel), event: 'patched', data: row, stored: true })
     return row
   })
 }
@@ -146,7 +146,10 @@ export async function recordFailed(app: Application, account: { organization_id:
     .where({ organization_id: account.organization_id, id: messageId, status: 'queued' })
     .update({ status: 'failed', error: JSON.stringify(error), updated_at: app.get('knex').fn.now() })
     .returning('*')
-  if (row) serviceOf(app, account.channel).emit('patched', row)
+  if (row) {
+    const [failed] = await serviceOf(app, account.channel).rendered([row])
+    serviceOf(app, account.channel).emit('patched', failed)
+  }
   return row
 }
 
@@ -164,7 +167,7 @@ export async function receiveWatermark(app: Application, account: ChannelAccount
       .whereRaw(`${rank('status')} < ${rank('?::text')}`, [event.status])
       .update(statusChanges(trx, event.status, event.watermark))
       .returning('*')
-    for (const row of moved) pendingEvents.push({ service: serviceOf(app, account.channel), event: 'patched', data: row })
+    for (const row of moved) pendingEvents.push({ service: serviceOf(app, account.channel), event: 'patched', data: row, stored: true })
   })
 }
 

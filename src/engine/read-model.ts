@@ -51,6 +51,8 @@ export interface ReadModelDeclaration {
   computed?: Record<string, string>
   /** Properties of the schema that are never sent (a hash kept for lookups). */
   hidden?: string[]
+  /** The relations a single record carries (a read by id, a write's answer, an event). */
+  record?: Relation[]
 }
 
 /** What one read asks besides its rows: the relations to attach and the fields to keep. */
@@ -184,11 +186,38 @@ export class ReadModel {
     }
   }
 
+  /**
+   * The rows a write statement returns (`RETURNING *`), written as a read by id writes them, in
+   * the write's own statement (PostgREST's prepareWrite): a JSON array in id order.
+   */
+  async written(db: Knex, write: Knex.QueryBuilder | Knex.Raw): Promise<Statement> {
+    const projection = await this.projection(db, { relations: this.declaration.record })
+    const { sql, bindings } = write.toSQL()
+    return { raw: db.raw(`WITH p AS (${sql}) ${arrayOf(projection, 'p ORDER BY p.id')}`, bindings as Knex.RawBinding[]) }
+  }
+
+  /**
+   * Rows of this table a write holds already (a service that writes them itself, a cascade),
+   * written as a read by id writes them, in the order given, without reading the table again.
+   */
+  async rendered(db: Knex, rows: Record<string, unknown>[]): Promise<Statement> {
+    const projection = await this.projection(db, { relations: this.declaration.record })
+    return {
+      raw: db.raw(`${arrayOf(projection, `jsonb_populate_recordset(NULL::${quote(this.table)}, ?::jsonb) WITH ORDINALITY AS p ORDER BY p.ordinality`)}`, [
+        JSON.stringify(rows)
+      ])
+    }
+  }
+
   /** One record as a JSON object (no row: no answer), `rows` holding at most that record. */
   async record(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Statement> {
     return { raw: db.raw(`SELECT row_to_json(r)::text AS answer FROM (SELECT ${await this.projection(db, shape)} FROM (?) AS p) AS r`, [rows]) }
   }
 }
+
+/** The records of `rows` (a FROM item aliased p, with its ORDER BY) as one JSON array text. */
+const arrayOf = (projection: string, rows: string) =>
+  `SELECT COALESCE(json_agg(r), '[]'::json)::text AS answer FROM (SELECT ${projection} FROM ${rows}) AS r`
 
 /** The records of the rows `p` (a subquery, in order) as a JSON array, [] when there are none. */
 const dataOf = (projection: string) => `COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM (?) AS p) AS r), '[]'::json)`

@@ -8,13 +8,12 @@ import { searchQueries } from './search.js'
 import type { SearchRule } from './search.js'
 import { ReadModel } from './read-model.js'
 import type { ReadModelDeclaration, ReadShape, Relation, Statement } from './read-model.js'
-import { RenderedAnswer, parsedAnswer } from './rendered-answer.js'
+import { RenderedAnswer } from './rendered-answer.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
 import { upsertRows } from './upsert.js'
-import { allHold, explainGuards, insertWhereGuardsHold, takeGuards } from './write-guards.js'
+import { WriteGuardsFailed, allHold, guardedInsert, guardsOf } from './write-guards.js'
 import type { GuardedWriter } from './write-guards.js'
-import { columnsOf } from './catalog.js'
 import { CompiledReads } from './compiled-reads.js'
 import type { ReadValues } from './compiled-reads.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
@@ -54,6 +53,11 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
    * by the resource factory from its declaration; a service registered otherwise declares it).
    */
   read?: Omit<ReadModelDeclaration, 'table' | 'softDelete'>
+  /**
+   * Columns that are secrets shown once (secret-fields.ts): never read, but a write that sets one
+   * (a new webhook signing secret) answers with the value it wrote.
+   */
+  secretFields?: readonly string[]
   /**
    * The trigger families the table relies on (trigger-families.ts), checked at start-up. With
    * record_counts, an organization's whole list has its exact total without counting its rows.
@@ -314,28 +318,48 @@ export class RecordService<
   /** The text as it is for a REST request's own read, the parsed object for anyone else. */
   private answer(text: string | undefined, params: ServiceParams): any {
     if (text === undefined) return undefined
-    return params.rendered ? new RenderedAnswer(text) : parsedAnswer(text)
+    return params.rendered ? new RenderedAnswer(text) : JSON.parse(text)
   }
 
+  /**
+   * A write statement's rows (`RETURNING *`) as the API sends the record, in the same statement
+   * (ReadModel.written): in id order. For a service whose writes are its own statements.
+   */
+  protected async written(db: Knex, write: Knex.QueryBuilder | Knex.Raw): Promise<Result[]> {
+    return JSON.parse((await this.run(db, await this.model.written(db, write)))!) as Result[]
+  }
+
+  /** Rows of this table a write holds already, as the API sends the record, in their order (ReadModel.rendered). */
+  async rendered(rows: Record<string, unknown>[], params: { transaction?: { trx?: Knex.Transaction } } = {}): Promise<Result[]> {
+    if (rows.length === 0) return []
+    const db = this.dbOf(params)
+    return JSON.parse((await this.run(db, await this.model.rendered(db, rows)))!) as Result[]
+  }
+
+  /**
+   * One INSERT, answered as the API sends the records. A single create writes only where the
+   * guards its hooks gave it hold (write-guards.ts); when one does not, nothing is written and
+   * WriteGuardsFailed says so to the write's hook, which checks and writes again.
+   */
   async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
-    if (!Array.isArray(data)) {
-      const guards = takeGuards(this, params)
-      if (guards.length > 0) {
-        const row = await insertWhereGuardsHold<Result>(this.knex, this.dbOf(params), this.table, data, guards)
-        if (row) return row as Result
-        Object.assign(params, await explainGuards(guards))
-      }
-      const [row] = await this.db(params).insert(data).returning('*')
-      return row as Result
-    }
-    const rows: Result[] = await this.db(params).insert(data).returning('*')
-    // The ids of one INSERT come from the sequence in VALUES order.
-    return rows.sort((a, b) => Number(a.id) - Number(b.id))
+    const db = this.dbOf(params)
+    if (Array.isArray(data)) return this.written(db, db(this.table).insert(data).returning('*'))
+    const guards = guardsOf(this, params)
+    const write = guards.length > 0 ? (await guardedInsert(this.knex, db, this.table, data, guards)).write : db(this.table).insert(data).returning('*')
+    const [record] = await this.written(db, write)
+    if (!record) throw new WriteGuardsFailed(guards)
+    return this.withSecretsOf(data, record)
+  }
+
+  /** The record with the secret fields the write set (they are never read back). */
+  private withSecretsOf(data: Record<string, unknown>, record: Result): Result {
+    const secrets = (this.options.secretFields ?? []).filter((field) => typeof data[field] === 'string')
+    return secrets.length ? { ...record, ...Object.fromEntries(secrets.map((field) => [field, data[field]])) } : record
   }
 
   /** Creates or changes records matched by a declared key, in one transaction (upsert.ts). */
   async upsertRows(keyName: string, records: UpsertRecord[], params: ServiceParams = {} as ServiceParams) {
-    const run = (trx: Knex.Transaction) => upsertRows(trx, this.table, this.options.upsertKeys ?? {}, keyName, records)
+    const run = (trx: Knex.Transaction) => upsertRows(trx, this.table, this.options.upsertKeys ?? {}, keyName, records, (write) => this.written(trx, write))
     return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
   }
 
@@ -378,11 +402,11 @@ export class RecordService<
   async removeRows(organizationId: number, ids: number[], params: ServiceParams = {} as ServiceParams): Promise<Result[]> {
     const run = async (trx: Knex.Transaction) => {
       const write = trx(this.table).where({ organization_id: organizationId }).whereIn('id', ids)
-      const rows: Result[] = this.softDelete
-        ? await write.whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
-        : await write.delete().returning('*')
+      const rows = await this.written(trx, this.softDelete
+        ? write.whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
+        : write.delete().returning('*'))
       this.assertAllFound(ids, rows)
-      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, rows[0].deleted_at, params)
+      if (this.softDelete && rows.length > 0) await this.cascade(trx, organizationId, ids, params)
       return this.inOrderOf(ids, rows)
     }
     return params.transaction?.trx ? run(params.transaction.trx) : this.knex.transaction(run)
@@ -406,45 +430,40 @@ export class RecordService<
     if (missing !== undefined) throw notFound(missing)
   }
 
-  /** The declared dependants of deleted records, soft-deleted at the records' instant; their rows go to params.cascaded (their events). */
-  private async cascade(db: Knex, organizationId: number, ids: number[], deletedAt: unknown, params: ServiceParams) {
+  /**
+   * The declared dependants of deleted records, soft-deleted in the records' transaction, so at
+   * their instant (now() is the transaction's); their stored rows go to params.cascaded, which
+   * the delete's hook gave for their events.
+   */
+  private async cascade(db: Knex, organizationId: number, ids: number[], params: ServiceParams) {
     for (const { table, column, path } of this.options.softDeleteCascade ?? []) {
       const rows: Record<string, any>[] = await db(table).where({ organization_id: organizationId }).whereIn(column, ids).whereNull('deleted_at')
-        .update({ deleted_at: deletedAt, updated_at: deletedAt }).returning('*')
+        .update({ deleted_at: db.fn.now(), updated_at: db.fn.now() }).returning('*')
       params.cascaded?.push(...rows.map((record) => ({ path: cascadedPathOf(path, record), record })))
     }
   }
 
-  /** One UPDATE ... RETURNING on the live, scoped row (or rows, for an explicit multi patch). */
+  /** One UPDATE ... RETURNING on the live, scoped row (or rows, for an explicit multi patch), guarded as _create is. */
   async _patch(id: NullableId, data: PatchData, params: ServiceParams = {} as ServiceParams): Promise<any> {
     if (id === null && !this.allowsMulti('patch', params)) throw new MethodNotAllowed('Can not patch multiple entries')
     const changes: Record<string, unknown> = { ...(data as any), updated_at: this.knex.fn.now() }
     delete changes.id
-    const guards = id === null ? [] : takeGuards(this, params)
+    const guards = id === null ? [] : guardsOf(this, params)
     const write = this.scopedWrite(id, params)
     if (guards.length > 0) {
       const condition = allHold(guards)
       write.whereRaw(condition.sql, condition.bindings)
     }
-    // Named statement, so its columns are named too: a column added while the statement is kept
-    // would otherwise fail it ("cached plan must not change result type").
-    const returned = (await columnsOf(this.knex, this.table, this.dbOf(params))).map((column) => column.name)
-    let rows = await preparedRows<Result>(this.dbOf(params), { raw: write.update(changes).returning(returned) })
-    if (rows.length === 0 && guards.length > 0) {
-      // Not the record, or a guard that failed: the guard's own error comes first.
-      Object.assign(params, await explainGuards(guards))
-      rows = await this.scopedWrite(id, params).update(changes).returning('*')
-    }
-    if (id !== null) {
-      if (rows.length !== 1) throw notFound(id)
-      return rows[0] as Result
-    }
-    return rows as Result[]
+    const records = await this.written(this.dbOf(params), write.update(changes).returning('*'))
+    if (id === null) return records
+    if (records.length === 1) return this.withSecretsOf(data as Record<string, unknown>, records[0])
+    throw guards.length > 0 ? new WriteGuardsFailed(guards) : notFound(id)
   }
 
   /**
    * Soft delete: deleted_at and updated_at set to the same instant, the record returned. The
-   * declared dependants (softDeleteCascade) are soft-deleted at that instant in the same transaction.
+   * declared dependants (softDeleteCascade) are soft-deleted at that instant, in the call's
+   * transaction (its hook opens one for a resource that declares them).
    */
   async _remove(id: NullableId, params: ServiceParams = {} as ServiceParams): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Can not remove multiple entries')
@@ -452,14 +471,14 @@ export class RecordService<
     if (cascades && !params.transaction?.trx) {
       return this.knex.transaction((trx) => this._remove(id, { ...params, transaction: { trx } }))
     }
+    const db = this.dbOf(params)
     const write = this.scopedWrite(id, params)
-    const rows = this.softDelete
-      ? await write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')
-      : await write.delete().returning('*')
-    if (rows.length !== 1) throw notFound(id)
-    const record = rows[0]
-    if (cascades) await this.cascade(this.dbOf(params), record.organization_id, [record.id], record.deleted_at, params)
-    return record as Result
+    const [record] = await this.written(db, this.softDelete
+      ? write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')
+      : write.delete().returning('*'))
+    if (!record) throw notFound(id)
+    if (cascades) await this.cascade(db, record.organization_id, [record.id], params)
+    return record
   }
 
   /**
@@ -469,7 +488,7 @@ export class RecordService<
   async searchRecords(rule: SearchRule, search: SearchTerms, bindings?: Record<string, Knex.Value>): Promise<SearchEnvelope<Result>> {
     const page = { organizationId: search.organization_id!, term: search.searchTerm, limit: search.$limit ?? 10, skip: search.$skip ?? 0, bindings }
     const statement = await this.model.searchPage(this.knex, searchQueries(this.table, rule, page), {})
-    return parsedAnswer((await this.run(this.knex, statement))!) as SearchEnvelope<Result>
+    return JSON.parse((await this.run(this.knex, statement))!) as SearchEnvelope<Result>
   }
 
   /** A write statement restricted to the live rows matching params.query (and id). */

@@ -1,8 +1,7 @@
 /**
  * Answers Postgres wrote in the API's shape (read-model.ts). A REST request's own read gets the
  * text as it is (RenderedAnswer, written by the transport's formatter without a parse and a
- * stringify); any other caller gets the parsed object, marked so that the result resolvers, which
- * shape stored rows, leave it as it is.
+ * stringify); any other caller gets the parsed object.
  */
 export class RenderedAnswer {
   constructor(readonly text: string) {}
@@ -11,19 +10,6 @@ export class RenderedAnswer {
     return JSON.parse(this.text)
   }
 }
-
-const rendered = new WeakSet<object>()
-
-/** The parsed answer, marked as already in the API's shape. */
-export function parsedAnswer(text: string): unknown {
-  const value = JSON.parse(text)
-  if (value && typeof value === 'object') rendered.add(value)
-  return value
-}
-
-/** Whether a result is already in the API's shape: a rendered answer, or a parsed one. */
-export const isRendered = (result: unknown) =>
-  result instanceof RenderedAnswer || (typeof result === 'object' && result !== null && rendered.has(result))
 
 type KoaContext = { body?: unknown; type?: string; hook?: unknown; feathers?: Record<string, unknown> }
 

@@ -12,7 +12,6 @@ import { scopeToTenant } from '../hooks/tenant-scope.js'
 import { verifyReferences } from '../hooks/references.js'
 import type { GuardedWriter } from './write-guards.js'
 import type { Reference } from '../hooks/references.js'
-import { externalProperties, representRecord, resolveRecords } from '../hooks/resolve-records.js'
 import { writeTransaction } from '../hooks/write-transaction.js'
 import { announceCascade } from '../hooks/deferred-events.js'
 import { eventTypeOf } from '../webhooks/events.js'
@@ -58,14 +57,13 @@ export interface TenantResourceOptions {
   description: string
   schemas: { result: TObject; data?: TObject; patch?: TObject; query: TObject }
   validators: { query: Validator; data?: Validator; patch?: Validator }
+  /** The bodies of create and patch as stored: fields set by the service (the creator, defaults, normal forms). */
   resolvers?: {
-    /** Applied to every record any method answers with. */
-    result?: Resolver<any, HookContext>[]
-    /** Applied on top for external calls only: hides storage columns. */
-    external?: Resolver<any, HookContext>
     data?: Resolver<any, HookContext>
     patch?: Resolver<any, HookContext>
   }
+  /** Properties of the result schema that never leave the service (a hash kept for lookups): no answer or event has them. */
+  hidden?: readonly string[]
   /** Fields of the answers that are secrets shown once, never kept or forwarded (src/secret-fields.ts). */
   secretFields?: readonly string[]
   /** Ids a body may reference: each must be a live record (or member) of the same organization. */
@@ -262,13 +260,14 @@ function writeChain(
  * Registers a tenant resource and owns its whole hook chain, in one order for every resource:
  *
  *   authentication (→ API keys refused, where declared) → the write transaction, when a write needs one
- *   (webhook events, Idempotency-Key answer) → result resolvers (around every method)
+ *   (webhook events, Idempotency-Key answer, checks its statement could not make)
  *   → query validation (list query for find, by-id query otherwise; list flags stripped)
  *   → a write's body is one JSON object → tenant scope and role check → body validation → references → the resource's rules
- *   → custom-field values → data resolver → the service method → joins → after rules.
+ *   → custom-field values → data resolver → the service method → after rules.
  *
  * A resource file declares only what is special about it. The service's RecordService learns
- * the filterable columns, so that a key outside them is a 400 before it becomes SQL.
+ * the filterable columns, so that a key outside them is a 400 before it becomes SQL, and the
+ * read model: every answer, read or written, is the record as Postgres writes it (read-model.ts).
  */
 export function tenantResource(app: Application, options: TenantResourceOptions) {
   const { path, service, schemas } = options
@@ -278,10 +277,12 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   }
   if (service.options && 'Model' in service.options) {
     const { computed } = options
+    service.options.secretFields = options.secretFields
     service.options.read = {
       schema: schemas.result,
       customFields: options.customFields,
-      hidden: [...externalProperties(options.resolvers?.external), ...(options.secretFields ?? [])],
+      hidden: [...(options.hidden ?? []), ...(options.secretFields ?? [])],
+      record: options.joins?.record,
       computed: computed && Object.fromEntries(Object.entries(computed).map(([name, sql]) => [name, typeof sql === 'function' ? sql(app) : sql]))
     }
   }
@@ -311,8 +312,6 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     methods: [...options.methods],
     events: [],
     registeredAs: 'tenant-resource',
-    // What reads attach and how writes are represented: the differential tests read both back.
-    declaration: { joins: options.joins, resolvers: options.resolvers },
     refusesApiKeys: options.refuseApiKeys ?? false,
     // Who may list the records: their events reach the same connections (src/realtime-events.ts).
     readRoles: options.roles?.find ?? options.roles?.all,
@@ -367,14 +366,13 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     Object.assign(after, batchWrites.after)
   }
 
-  const resolve = resolveRecords(options.resolvers?.result ?? [], options.resolvers?.external)
   const cascades: SoftDeleteCascade[] = service.options?.softDeleteCascade ?? []
   const alsoChanges = cascades.length ? withCascadeEvents(options.alsoChanges ?? {}, cascades) : options.alsoChanges
-  const transaction = writeTransaction(path, representRecord(options.resolvers?.result ?? [], options.resolvers?.external), { alsoChanges, checksInWrite: inWrite })
+  const transaction = writeTransaction(path, { alsoChanges, checksInWrite: inWrite, inTransaction: cascades.length ? ['remove', 'batch-delete'] : [] })
   const deletes = cascades.length ? { remove: [announceCascade], 'batch-delete': [announceCascade] } : {}
   app.service(path).hooks({
     around: {
-      all: [authenticationFor(options), ...(batchWrites ? [emitBatchEvents] : []), transaction, resolve] as ((context: HookContext, next: NextFunction) => Promise<void>)[],
+      all: [authenticationFor(options), ...(batchWrites ? [emitBatchEvents] : []), transaction] as ((context: HookContext, next: NextFunction) => Promise<void>)[],
       ...deletes
     },
     before: before as any,
@@ -391,10 +389,6 @@ function withCascadeEvents(alsoChanges: Record<string, string[]>, cascades: Soft
   const types = cascades.map(({ path }) => eventTypeOf(path.replace(/\{\w+\}/g, ''), 'remove')).filter((type): type is string => Boolean(type))
   return { ...alsoChanges, remove: [...(alsoChanges.remove ?? []), ...types], 'batch-delete': [...(alsoChanges['batch-delete'] ?? []), ...types] }
 }
-
-/** A tenant resource's joins and resolvers, as it declared them. */
-export const declarationOf = (app: Application, path: string): Pick<TenantResourceOptions, 'joins' | 'resolvers'> | undefined =>
-  (feathersCore.getServiceOptions(app.service(path as any)) as any)?.declaration
 
 /** How a service was registered: the hostile-input tests cover every tenant service by this mark. */
 export const registrationOf = (app: Application, path: string): 'tenant-resource' | 'tenant-operation' | undefined =>

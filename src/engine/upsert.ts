@@ -42,11 +42,18 @@ const storedValue = (value: unknown) =>
  * records: a transaction-level advisory lock on every key (sorted, so concurrent batches queue
  * instead of deadlocking), the match of every key against the live records (locked FOR UPDATE),
  * and one INSERT ... ON CONFLICT (organization_id, id) DO UPDATE where a matched record carries
- * its id. A concurrent upsert of the same key waits for the lock and then sees this one's
- * record, so one key never makes two records. Answers the rows in input order and whether each
- * was created.
+ * its id, its rows answered through `written` (as the API sends them). A concurrent upsert of
+ * the same key waits for the lock and then sees this one's record, so one key never makes two
+ * records. Answers the records in input order and whether each was created.
  */
-export async function upsertRows(trx: Knex.Transaction, table: string, keys: Record<string, UpsertKey>, keyName: string, records: UpsertRecord[]) {
+export async function upsertRows(
+  trx: Knex.Transaction,
+  table: string,
+  keys: Record<string, UpsertKey>,
+  keyName: string,
+  records: UpsertRecord[],
+  written: (write: Knex.Raw) => Promise<Record<string, any>[]>
+) {
   const key = keys[keyName]
   if (!key) throw new BadRequest('Validation failed', { errors: { idProperty: `must be one of: ${Object.keys(keys).join(', ')}` } })
   const organizationId = records[0].row.organization_id
@@ -77,11 +84,11 @@ export async function upsertRows(trx: Knex.Transaction, table: string, keys: Rec
   })
   const insert = trx(table).insert(rows).toSQL()
   const changed = columns.filter((column) => !KEPT_ON_MATCH.has(column))
-  const written: Record<string, any>[] = (await trx.raw(
+  const answered = await written(trx.raw(
     `${insert.sql} ON CONFLICT (organization_id, id) DO UPDATE SET ${changed.map(() => '?? = EXCLUDED.??').join(', ')}${changed.length ? ', ' : ''}updated_at = now() RETURNING *`,
     [...insert.bindings, ...changed.flatMap((column) => [column, column])]
-  )).rows
-  return inInputOrder(written, matches.map((match: any) => match.id))
+  ))
+  return inInputOrder(answered, matches.map((match: any) => match.id))
 }
 
 /** Two records of one batch with the same key would write one record twice: a 400 naming the later one. */

@@ -1,23 +1,19 @@
 import type { Knex } from 'knex'
-import type { Params } from '@feathersjs/feathers'
-import { preparedRows } from '../db.js'
 import type { HookContext } from '../declarations.js'
 import { columnsOf, quote } from './catalog.js'
 
 /**
  * A check a single write makes inside its own statement instead of in a query before it: the
- * INSERT or UPDATE writes only where every guard holds. When one does not, the guards' `explain`
- * runs the full check, which throws the error the caller should see. The common call, where every
- * check passes, costs no round trip of its own.
+ * INSERT or UPDATE writes only where every guard holds, so the common write, where every check
+ * passes, costs no round trip of its own. When the statement writes nothing, the service throws
+ * WriteGuardsFailed; the write's hook (src/hooks/write-transaction.ts) then runs each guard's
+ * `check`, which throws the error the caller should see, and writes once more in a transaction.
  */
 export interface WriteGuard {
   /** An SQL condition: true when the write may go ahead. */
   holds: Condition
-  /**
-   * The full check: throws the error of a guard that does not hold, returns when it holds after
-   * all; or returns params the write must run with to go ahead (a transaction it opened).
-   */
-  explain: () => Promise<void | Partial<Params>>
+  /** The full check: throws the error of a guard that does not hold; returns when it holds after all. */
+  check: () => Promise<void>
 }
 
 /**
@@ -51,6 +47,13 @@ declare module '@feathersjs/feathers' {
   }
 }
 
+/** A guarded write wrote nothing: a guard did not hold, or there was nothing to write (a patch of no record). */
+export class WriteGuardsFailed extends Error {
+  constructor(readonly guards: WriteGuard[]) {
+    super('A guarded write wrote nothing')
+  }
+}
+
 const isGuardedWriter = (service: unknown): service is GuardedWriter => (service as Partial<GuardedWriter> | undefined)?.guardsWrites === true
 
 /**
@@ -65,49 +68,36 @@ export function guardWrite(context: HookContext, guard: WriteGuard): boolean {
   return true
 }
 
-/** The guards a write of `service` must hold: taken, so that they apply to this write only. */
-export function takeGuards(service: unknown, params: { writeGuards?: Map<unknown, WriteGuard[]> }): WriteGuard[] {
-  const guards = params.writeGuards?.get(service) ?? []
-  params.writeGuards?.delete(service)
-  return guards
-}
+/** The guards a write of `service` must hold. */
+export const guardsOf = (service: unknown, params: { writeGuards?: Map<unknown, WriteGuard[]> }): WriteGuard[] => params.writeGuards?.get(service) ?? []
 
 /** The guards joined into one condition, for a statement's WHERE. */
 export const allHold = (guards: WriteGuard[]): Condition => allOf(guards.map((guard) => guard.holds))
 
-/**
- * After a guarded write wrote nothing: throws the error of the guard that failed, if one did;
- * else gives the params its write must run again with (the service's params may be a copy).
- */
-export async function explainGuards(guards: WriteGuard[]): Promise<Partial<Params>> {
-  const runWith: Partial<Params> = {}
-  for (const guard of guards) Object.assign(runWith, await guard.explain())
-  return runWith
+/** Runs every guard's full check: the first that does not hold throws its error. */
+export async function checkGuards(guards: WriteGuard[]) {
+  for (const guard of guards) await guard.check()
 }
 
-const isRaw = (value: unknown) => typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true
-
 /**
- * INSERT … SELECT <the values> WHERE <every guard holds>: the row, or undefined when a guard
- * did not hold. The values are cast to their columns' types, which a SELECT list does not infer.
- * A named statement (its text depends on the body's columns only), returning the catalogued
- * columns by name: a column added while it is kept would otherwise fail it.
+ * INSERT … SELECT <the values> WHERE <every guard holds> RETURNING *: no row when a guard does
+ * not hold. The values are cast to their columns' types, which a SELECT list does not infer.
+ * (Wrapped: a knex Raw is a thenable, which an async function would run instead of returning.)
  */
-export async function insertWhereGuardsHold<Row>(knex: Knex, db: Knex, table: string, data: Record<string, unknown>, guards: WriteGuard[]) {
-  const catalogued = await columnsOf(knex, table, db)
-  const types = new Map(catalogued.map((column) => [column.name, column.type]))
+export async function guardedInsert(knex: Knex, db: Knex, table: string, data: Record<string, unknown>, guards: WriteGuard[]): Promise<{ write: Knex.Raw }> {
+  const types = new Map((await columnsOf(knex, table, db)).map((column) => [column.name, column.type]))
   const columns = Object.keys(data).filter((column) => data[column] !== undefined)
   const values = columns.map((column) => {
     const type = types.get(column)
     return isRaw(data[column]) || !type ? '?' : `?::${quote(type)}`
   })
   const condition = allHold(guards)
-  const sql = `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ${condition.sql} RETURNING ${catalogued.map((column) => quote(column.name)).join(', ')}`
-  const bindings = [...columns.map((column) => data[column]), ...condition.bindings] as Knex.RawBinding[]
-  const raw = db.raw(sql, bindings)
-  // Every `?` is a binding of ours: numbered here, unless a value is SQL of its own (knex writes it).
-  let position = 0
-  const native = bindings.some(isRaw) ? undefined : { sql: sql.replace(/\?/g, () => `$${++position}`), bindings }
-  const rows = await preparedRows<Row>(db, { raw, native })
-  return rows[0] as Row | undefined
+  return {
+    write: db.raw(
+      `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ${condition.sql} RETURNING *`,
+      [...columns.map((column) => data[column]), ...condition.bindings] as Knex.RawBinding[]
+    )
+  }
 }
+
+const isRaw = (value: unknown) => typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true

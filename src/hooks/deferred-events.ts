@@ -5,10 +5,12 @@ import type { HookContext, NextFunction } from '../declarations.js'
 import type { CascadedRow } from '../engine/record-service.js'
 
 export interface PendingEvent {
-  service: { emit: (event: string, data: unknown, context?: unknown) => unknown }
+  service: { emit: (event: string, data: unknown, context?: unknown) => unknown; rendered?: (rows: any[]) => Promise<unknown[]> }
   event: string
   data: unknown
   context?: HookContext
+  /** The data is a stored row of the service's table: sent as the API sends the record (RecordService.rendered). */
+  stored?: boolean
 }
 
 declare module '@feathersjs/feathers' {
@@ -43,10 +45,19 @@ export const announceChanges = (path: string, event: 'patched' | 'removed') => a
 export const announceCascade = async (context: HookContext, next: NextFunction) => {
   const cascaded: CascadedRow[] = (context.params.cascaded = [])
   await next()
-  context.params.alsoChanged?.push(...cascaded.map(({ path, record }) => ({ path, method: 'remove' as const, record })))
-  for (const { path, record } of cascaded) {
-    emitAfterCommit(context.params, context.app.service(path as any) as unknown as PendingEvent['service'], 'removed', record)
+  for (const [path, rows] of groupedByPath(cascaded)) {
+    const service = context.app.service(path as any) as any
+    const records: Record<string, any>[] = await service.rendered(rows, context.params)
+    context.params.alsoChanged?.push(...records.map((record) => ({ path, method: 'remove' as const, record })))
+    for (const record of records) emitAfterCommit(context.params, service, 'removed', record)
   }
+}
+
+/** The cascaded rows of each service, in the order they were deleted. */
+function groupedByPath(cascaded: CascadedRow[]) {
+  const groups = new Map<string, Record<string, any>[]>()
+  for (const { path, record } of cascaded) groups.set(path, [...(groups.get(path) ?? []), record])
+  return groups
 }
 
 /**
@@ -62,13 +73,17 @@ export function emitAfterCommit(params: Params, service: PendingEvent['service']
 /**
  * Run by the write transaction of every tenant resource (src/hooks/write-transaction.ts) when a
  * write runs inside inTransaction: its event (created, patched, removed) waits for the commit
- * instead of announcing a change that may yet be rolled back.
+ * instead of announcing a change that may yet be rolled back, placed at `at`, where the pending
+ * events stood when the call began.
  */
-export const deferEvent = async (context: HookContext) => {
+export const deferEvent = async (context: HookContext, at?: number) => {
   const pending = context.params.pendingEvents
   if (!pending || typeof context.event !== 'string') return
   const results = Array.isArray(context.result) ? context.result : [context.result]
-  for (const data of results) pending.push({ service: context.self as any, event: context.event, data, context })
+  const own = results.map((data) => ({ service: context.self as any, event: context.event as string, data, context }))
+  // A call's own events come before those of what it changed on the way (a deleted conversation's
+  // messages), which it queued while it ran: from `at` on.
+  pending.splice(at ?? pending.length, 0, ...own)
   context.event = null
 }
 
@@ -100,7 +115,7 @@ export async function openTransaction(knex: Knex): Promise<OpenTransaction> {
     params: { transaction: { trx }, pendingEvents },
     async commit() {
       await trx.commit()
-      for (const { service, event, data, context } of pendingEvents.splice(0)) service.emit(event, data, context)
+      await emitAll(pendingEvents.splice(0))
     },
     async rollback(error) {
       pendingEvents.length = 0
@@ -109,6 +124,20 @@ export async function openTransaction(knex: Knex): Promise<OpenTransaction> {
       return causeOf(error)
     }
   }
+}
+
+/**
+ * Emits events in their order; the stored rows among them are written as the API sends the
+ * record first, in one statement per service, from the values the write returned.
+ */
+async function emitAll(events: PendingEvent[]) {
+  const stored = new Map<PendingEvent['service'], PendingEvent[]>()
+  for (const pending of events) if (pending.stored) stored.set(pending.service, [...(stored.get(pending.service) ?? []), pending])
+  for (const [service, pending] of stored) {
+    const records = await service.rendered!(pending.map(({ data }) => data))
+    pending.forEach((event, index) => { event.data = records[index] })
+  }
+  for (const { service, event, data, context } of events) service.emit(event, data, context)
 }
 
 /** Runs several service calls in one transaction: fn gets the params to pass to each call. */

@@ -41,7 +41,7 @@ export const verifyReferences = (references: Record<string, Reference>, { inWrit
     return context
   }
   const holds = allOf(present.map(([field, reference]) => liveReference(reference, organizationId, data[field] as Knex.RawBinding)))
-  if (!guardWrite(context, { holds, explain: check })) await check()
+  if (!guardWrite(context, { holds, check })) await check()
   return context
 }
 

@@ -4,15 +4,11 @@ import { enqueueEvents, eventTypeOf, hasSubscribers, nobodySubscribed, previousA
 import type { ChangedRecord } from '../webhooks/events.js'
 import { isRecordId } from '../schemas.js'
 import { secretFieldsOf } from '../secret-fields.js'
-import { guardWrite } from '../engine/write-guards.js'
-import type { WriteGuard } from '../engine/write-guards.js'
-import { deferEvent, inTransaction, openTransaction } from './deferred-events.js'
-import type { OpenTransaction } from './deferred-events.js'
+import { WriteGuardsFailed, checkGuards, guardWrite } from '../engine/write-guards.js'
+import { deferEvent, inTransaction } from './deferred-events.js'
+import type { TransactionParams } from './deferred-events.js'
 import { storeAnswerOfCall } from './idempotency.js'
 import { accessibleOrganizations } from './tenant-scope.js'
-
-/** A record as the API returns it (the resource's result and external resolvers). */
-export type Represent = (record: Record<string, any>, context: HookContext) => Promise<Record<string, any>>
 
 const READS = new Set(['find', 'get'])
 
@@ -21,7 +17,7 @@ export interface AlsoChanged {
   /** The service path of the changed record's resource. */
   path: string
   method: 'create' | 'patch' | 'remove'
-  /** The stored row. */
+  /** The record as the API sends it (its service's `rendered`). */
   record: Record<string, any>
 }
 
@@ -32,106 +28,91 @@ declare module '@feathersjs/feathers' {
   }
 }
 
-// Each tenant resource's representation (its result and external resolvers), for the events of
-// records another service's call changed.
-const representations = new Map<string, Represent>()
+export interface WriteTransactionOptions {
+  /** Per method, the event types of records besides its answer's that it also changes (params.alsoChanged). */
+  alsoChanges?: Record<string, string[]>
+  /** The resource's single writes check in their own statement (write-guards.ts), "nobody subscribed" too. */
+  checksInWrite?: boolean
+  /** Methods that always run in a transaction of this hook (a delete that takes dependants with it: their events follow its own). */
+  inTransaction?: string[]
+}
 
 /**
  * The transaction of a tenant resource's write, when the write has company: the webhook events
  * it causes and the answer stored for its Idempotency-Key are written in the same transaction as
- * the change, so they exist exactly when the change does. Placed around the result resolvers, so
- * both see the record as the API returns it.
+ * the change, so they exist exactly when the change does. Every record involved is already in
+ * the API's shape (the service's answer, or `rendered`), so the events carry what a read sends.
  *
  * A call made inside a caller's transaction (params.transaction) adds its events to that one.
  * Otherwise a transaction is opened only when the request carries an Idempotency-Key or an
  * active subscription wants the event; every other write runs as before. Its Feathers events
  * wait for the commit (deferred events).
  *
- * With `checksInWrite` (the resource's single writes are RecordService's own statement), "nobody
- * subscribed" is a guard of that statement instead of a query before it: the common write is one
- * statement, and only when the guard fails does the write open its transaction and run again there.
+ * With `checksInWrite`, "nobody subscribed" is a guard of the write's own statement instead of a
+ * query before it. When a guard of the statement fails, the service throws WriteGuardsFailed:
+ * this hook runs every guard's full check (whose error the caller gets), then opens the
+ * transaction and writes once more there, with the events.
  */
-export const writeTransaction = (path: string, represent: Represent, { alsoChanges = {}, checksInWrite = false }: { alsoChanges?: Record<string, string[]>; checksInWrite?: boolean } = {}) => {
-  representations.set(path, represent)
-  return writeTransactionHook(path, represent, alsoChanges, checksInWrite)
-}
-
-const writeTransactionHook = (path: string, represent: Represent, alsoChanges: Record<string, string[]>, checksInWrite: boolean) => async (context: HookContext, next: NextFunction) => {
-  if (READS.has(context.method)) return next()
-  const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
-  const outer: Knex.Transaction | undefined = context.params.transaction?.trx
-  if (outer) {
-    await runInside(outer, context, next, path, represent)
-    // Its events wait for the caller's commit too (when the caller collects them).
-    return deferEvent(context)
-  }
-  const knex = context.app.get('knex')
-  const claimed = context.params.idempotency
-  const storesAnswer = Boolean(claimed && !claimed.stored && context.params.provider)
-  if (!storesAnswer) {
-    const organizations = organizationsOf(context)
-    if (checksInWrite && types.length > 0) {
-      const write = new OpenedWhenSubscribed(context, path, types, organizations)
-      if (guardWrite(context, write.guard())) return write.run(next, represent)
+export const writeTransaction = (path: string, { alsoChanges = {}, checksInWrite = false, inTransaction: always = [] }: WriteTransactionOptions = {}) =>
+  async (context: HookContext, next: NextFunction) => {
+    if (READS.has(context.method)) return next()
+    const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
+    const outer: Knex.Transaction | undefined = context.params.transaction?.trx
+    if (outer) {
+      const at = context.params.pendingEvents?.length
+      await runInside(outer, context, next, path)
+      // Its events wait for the caller's commit too (when the caller collects them).
+      return deferEvent(context, at)
     }
-    if (!(await hasSubscribers(knex, types, organizations))) return next()
-  }
-  await inTransaction(knex, async (inside) => {
-    Object.assign(context.params, inside)
-    try {
-      await runInside(inside.transaction.trx, context, next, path, represent)
-      await deferEvent(context)
-    } finally {
-      delete context.params.transaction
-      delete context.params.pendingEvents
+    const knex = context.app.get('knex')
+    const claimed = context.params.idempotency
+    const storesAnswer = Boolean(claimed && !claimed.stored && context.params.provider)
+    if (!storesAnswer && !always.includes(context.method)) {
+      const organizations = organizationsOf(context)
+      if (checksInWrite && types.length > 0 && guardWrite(context, { holds: nobodySubscribed(types, organizations), check: async () => undefined })) {
+        return writeOnceChecked(context, next, path)
+      }
+      if (!(await hasSubscribers(knex, types, organizations))) return next()
     }
-  })
-}
+    await inTransaction(knex, (inside) => runInTransaction(inside, context, () => runInside(inside.transaction.trx, context, next, path)))
+  }
 
 /**
- * A single write whose statement holds "nobody subscribed" as a guard: when the guard fails, the
- * write opens its transaction (reading a patch's stored row there) before its statement runs
- * again, and its events are enqueued and committed with it.
+ * A single write whose statement holds its checks: one statement when they hold. When one does
+ * not, its full check throws the caller's error; when all hold after all (somebody subscribed,
+ * a reference or a definition changed meanwhile), the write runs again in a transaction, alone.
  */
-class OpenedWhenSubscribed {
-  private open?: OpenTransaction
-  private before?: Record<string, any>
-
-  constructor(
-    private readonly context: HookContext,
-    private readonly path: string,
-    private readonly types: string[],
-    private readonly organizations: number[] | null
-  ) {}
-
-  guard(): WriteGuard {
-    const knex = this.context.app.get('knex')
-    return {
-      holds: nobodySubscribed(this.types, this.organizations),
-      explain: async () => {
-        if (!(await hasSubscribers(knex, this.types, this.organizations))) return
-        this.open = await openTransaction(knex)
-        Object.assign(this.context.params, this.open.params)
-        this.before = await beforeWrite(this.open.params.transaction.trx, this.context, this.path)
-        return this.open.params
-      }
-    }
+async function writeOnceChecked(context: HookContext, next: NextFunction, path: string) {
+  try {
+    return await next()
+  } catch (error) {
+    if (!(error instanceof WriteGuardsFailed)) throw error
+    await checkGuards(error.guards)
   }
+  context.params.writeGuards?.delete(context.service)
+  await inTransaction(context.app.get('knex'), (inside) => runInTransaction(inside, context, async () => {
+    const trx = inside.transaction.trx
+    const before = await beforeWrite(trx, context, path)
+    context.result = await writeAgain(context)
+    await afterWrite(trx, context, before, path)
+  }))
+}
 
-  async run(next: NextFunction, represent: Represent) {
-    const { context } = this
-    try {
-      await next()
-      if (!this.open) return
-      await afterWrite(this.open.params.transaction.trx, context, this.before, this.path, represent)
-      await deferEvent(context)
-    } catch (error) {
-      throw this.open ? await this.open.rollback(error) : error
-    } finally {
-      delete context.params.transaction
-      delete context.params.pendingEvents
-    }
-    await this.open?.commit()
+/** The service's own write of this call, once more, in the call's transaction: its hooks have run. */
+const writeAgain = (context: HookContext) =>
+  context.method === 'create'
+    ? (context.self as any)._create(context.data, context.params)
+    : (context.self as any)._patch(context.id, context.data, context.params)
+
+/** Runs fn with the transaction in the call's params, its events deferred to the commit. */
+async function runInTransaction(inside: TransactionParams, context: HookContext, fn: () => Promise<void>) {
+  Object.assign(context.params, inside)
+  try {
+    await fn()
+    await deferEvent(context, 0)
+  } finally {
+    delete context.params.transaction
+    delete context.params.pendingEvents
   }
 }
 
@@ -143,30 +124,37 @@ const METHOD_OF_EVENT = { created: 'create', patched: 'patch', removed: 'remove'
 const eventTypesOf = (path: string, method: string) =>
   (BATCH_METHODS[method] ?? [method]).map((m) => eventTypeOf(path, m)).filter((type): type is string => Boolean(type))
 
-/** The write and what goes with it in its transaction, which is open already. */
-async function runInside(trx: Knex.Transaction, context: HookContext, next: NextFunction, path: string, represent: Represent) {
+/** The write and what goes with it in its transaction, which is open already. A guard that fails there is checked and the write run again. */
+async function runInside(trx: Knex.Transaction, context: HookContext, next: NextFunction, path: string) {
   const before = await beforeWrite(trx, context, path)
-  await next()
-  await afterWrite(trx, context, before, path, represent)
+  try {
+    await next()
+  } catch (error) {
+    if (!(error instanceof WriteGuardsFailed)) throw error
+    await checkGuards(error.guards)
+    context.params.writeGuards?.delete(context.service)
+    context.result = await writeAgain(context)
+  }
+  await afterWrite(trx, context, before, path)
 }
 
 /**
- * Before the write, in its transaction: the stored row a patch with an event is about to change,
- * and the list of what the call changes besides (shared by reference: calls inside this one, with
- * params copied, add to it).
+ * Before the write, in its transaction: the record a patch with an event is about to change, as
+ * a read by id sends it (for the event's previous attributes), and the list of what the call
+ * changes besides (shared by reference: calls inside this one, with params copied, add to it).
  */
 async function beforeWrite(trx: Knex.Transaction, context: HookContext, path: string) {
   context.params.alsoChanged ??= []
   const patchesOne = context.method === 'patch' && context.id !== null && context.id !== undefined
-  return patchesOne && eventTypeOf(path, context.method) ? storedRecord(trx, context) : undefined
+  return patchesOne && eventTypeOf(path, context.method) ? currentRecord(trx, context) : undefined
 }
 
 /** After the write, in its transaction: its events, those of what it changed besides, its stored answer. */
-async function afterWrite(trx: Knex.Transaction, context: HookContext, before: Record<string, any> | undefined, path: string, represent: Represent) {
+async function afterWrite(trx: Knex.Transaction, context: HookContext, before: Record<string, any> | undefined, path: string) {
   const type = eventTypeOf(path, context.method)
   const alsoChanged = context.params.alsoChanged ?? []
   let enqueued = 0
-  if (type) enqueued += await enqueueEvents(trx, type, await changedRecords(context, before, represent), secretsOf(context, path))
+  if (type) enqueued += await enqueueEvents(trx, type, changedRecords(context, before), secretsOf(context, path))
   if (context.params.batchEvents) enqueued += await enqueueBatchEvents(trx, context, path)
   enqueued += await enqueueAlsoChanged(trx, alsoChanged.splice(0), context)
   if (enqueued) context.app.get('outbox').kickAfterCommit(trx)
@@ -175,9 +163,8 @@ async function afterWrite(trx: Knex.Transaction, context: HookContext, before: R
 
 /**
  * The events of the records a call changed besides its answer's, in the order they changed: a
- * run of changes with one event type costs one subscriber check, and the records are represented
- * and enqueued together only when somebody subscribed (a bulk update of 500 activities is not
- * 500 queries).
+ * run of changes with one event type costs one subscriber check, and the records are enqueued
+ * together only when somebody subscribed (a bulk update of 500 activities is not 500 queries).
  */
 async function enqueueAlsoChanged(trx: Knex.Transaction, changes: AlsoChanged[], context: HookContext) {
   let enqueued = 0
@@ -188,12 +175,10 @@ async function enqueueAlsoChanged(trx: Knex.Transaction, changes: AlsoChanged[],
     while (end < changes.length && changes[end].path === path && changes[end].method === method) end += 1
     const run = changes.slice(start, end)
     start = end
-    const representation = representations.get(path)
-    if (!type || !representation) continue
+    if (!type) continue
     const organizations = [...new Set(run.map(({ record }) => record.organization_id).filter((id) => typeof id === 'number'))]
     if (!(await hasSubscribers(trx, [type], organizations))) continue
-    const records = await Promise.all(run.map(async ({ record }) => ({ object: await representation(record, context) })))
-    enqueued += await enqueueEvents(trx, type, records, secretsOf(context, path))
+    enqueued += await enqueueEvents(trx, type, run.map(({ record }) => ({ object: record })), secretsOf(context, path))
   }
   return enqueued
 }
@@ -204,7 +189,7 @@ async function enqueueAlsoChanged(trx: Knex.Transaction, changes: AlsoChanged[],
  */
 async function enqueueBatchEvents(trx: Knex.Transaction, context: HookContext, path: string) {
   const events = context.params.batchEvents!
-  const result = (context.dispatch ?? context.result) as any
+  const result = context.result as any
   const records: Record<string, any>[] = Array.isArray(result) ? result : result?.data ?? []
   let enqueued = 0
   for (let start = 0; start < records.length; ) {
@@ -229,24 +214,23 @@ function organizationsOf(context: HookContext): number[] | null {
 const secretsOf = (context: HookContext, path: string) => secretFieldsOf(context.app.service(path as any))
 
 /**
- * The stored row a patch is about to change (any organization: it is only used if the patch
- * succeeds, in the caller's). None for a malformed id, which the query validation refuses before
- * any SQL; a failed read is the call's error, never swallowed: its statement has aborted the
- * transaction, and every later one would fail with "current transaction is aborted".
+ * The record a patch is about to change, as a read by id sends it (any organization: it is only
+ * used if the patch succeeds, in the caller's). None for a malformed id, which the query
+ * validation refuses before any SQL; a failed read is the call's error, never swallowed: its
+ * statement has aborted the transaction, and every later one would fail.
  */
-async function storedRecord(trx: Knex.Transaction, context: HookContext): Promise<Record<string, any> | undefined> {
+async function currentRecord(trx: Knex.Transaction, context: HookContext): Promise<Record<string, any> | undefined> {
   if (!isRecordId(context.id)) return undefined
-  return (context.self as any).storedRow(context.id, { transaction: { trx }, query: {} }).catch((error: any) => {
+  return (context.self as any)._get(context.id, { transaction: { trx }, query: {} }).catch((error: any) => {
     if (error?.code === 404) return undefined
     throw error
   })
 }
 
-/** The records the call answered with, as the API returns them, with the old values of what a patch changed. */
-async function changedRecords(context: HookContext, before: Record<string, any> | undefined, represent: Represent): Promise<ChangedRecord[]> {
-  const sent = context.dispatch ?? context.result
+/** The records the call answered with, with the old values of what a patch changed. */
+function changedRecords(context: HookContext, before: Record<string, any> | undefined): ChangedRecord[] {
+  const sent = context.result
   const objects: Record<string, any>[] = (Array.isArray(sent) ? sent : [sent]).filter((record) => record && typeof record === 'object')
   if (!before) return objects.map((object) => ({ object }))
-  const old = await represent(before, context)
-  return objects.map((object) => ({ object, previous: object.id === before.id ? previousAttributes(old, object) : undefined }))
+  return objects.map((object) => ({ object, previous: object.id === before.id ? previousAttributes(before, object) : undefined }))
 }

@@ -449,7 +449,7 @@ describe('activities', () => {
   })
 
   describe('bulk completion', () => {
-    it('when ids mix live, deleted and another organization\'s activities, then only the live ones of the caller are updated, in one statement', async () => {
+    it('when ids mix live, deleted and another organization\'s activities, then only the live ones of the caller are updated, in one update', async () => {
       const mine = [
         await createActivity(acme, { subject: 'b1' }),
         await createActivity(acme, { subject: 'b2' }),
@@ -460,14 +460,13 @@ describe('activities', () => {
       await t.http().delete(`/activities/${deleted.id}`).set(acme.key).expect(200)
       const theirs = await createActivity(other, { subject: 'theirs' })
 
-      const { result, sql } = await countQueries(t.db, () => t.http().patch('/activities').set(acme.key)
+      const { result, count } = await countQueries(t.db, () => t.http().patch('/activities').set(acme.key)
         .send({ ids: [mine[2].id, mine[0].id, mine[1].id, deleted.id, theirs.id, 99999999], done: true }))
       expect(result.status, JSON.stringify(result.body)).toBe(200)
       expect(result.body).toEqual({ updated: 3, ids: mine.map((a) => a.id).sort((a, b) => a - b) })
-      const statements = sql.filter((statement) => /activities/.test(statement))
-      expect(statements).toHaveLength(1)
-      // The update brings back the rows it changed: each is an activities patched event (sockets).
-      expect(statements[0]).toMatch(/returning \*$/)
+      // Whether anybody subscribed to activities.updated, then the one update, which answers the rows it
+      // changed as a read writes them: each is an activities patched event (sockets).
+      expect(count).toBe(2)
 
       for (const activity of mine) {
         expect((await t.http().get(`/activities/${activity.id}`).set(acme.key)).body.done).toBe(true)

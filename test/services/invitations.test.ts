@@ -108,7 +108,9 @@ describe('organization invitations', () => {
         accepted_at: null,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
-        deleted_at: null
+        deleted_at: null,
+        organization: { id: acme.organization.id, name: acme.organization.name },
+        created_by_user: { id: acme.user.id, email: acme.user.email, first_name: acme.user.first_name, last_name: acme.user.last_name }
       })
       expect(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at)).toBe(24 * 60 * 60 * 1000)
 

@@ -145,7 +145,8 @@ describe.each([localDisk, s3Backend()])('product media on $name', (backend) => {
         position: expect.any(Number),
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
-        deleted_at: null
+        deleted_at: null,
+        product: { id: productId, name: expect.any(String) }
       })
       expect(res.body.storage_path.endsWith(res.body.storage_key)).toBe(true)
       expect(res.body.file_path).toBe(new URL(res.body.storage_path).pathname)

@@ -79,9 +79,9 @@ export class ActivityService extends RecordService<Activity, ActivityData, Activ
     const scoped = { ...params, query: { ...params.query, id: { $in: ids } } } as ActivityParams
     // Each activity changed is an activities.updated event (webhooks, when the write collects
     // them: writeTransaction sets params.alsoChanged) and a patched event (announceChanges).
-    const rows: Array<{ id: number }> = await this.scopedWrite(null, scoped)
+    const rows: Array<{ id: number }> = await this.written(this.dbOf(scoped), this.scopedWrite(null, scoped)
       .update({ done, updated_at: this.knex.fn.now() })
-      .returning('*')
+      .returning('*'))
     params.alsoChanged?.push(...rows.map((record) => ({ path: 'activities', method: 'patch' as const, record })))
     params.changedRecords = rows
     const updated = rows.map((row) => row.id).sort((a, b) => a - b)

@@ -1,10 +1,7 @@
-import { resolve } from '@feathersjs/schema'
 import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 export const API_KEY_SCOPES = ['read', 'write'] as const
 
@@ -28,9 +25,6 @@ export const apiKeySchema = Type.Object(
   { $id: 'ApiKey', additionalProperties: false }
 )
 export type ApiKey = Static<typeof apiKeySchema>
-export const apiKeyExternalResolver = resolve<ApiKey, HookContext>({
-  key_hash: hidden
-})
 
 const settable = {
   scopes: Type.Optional(apiKeySchema.properties.scopes),

@@ -3,7 +3,7 @@ import { fieldError } from '../../hooks/errors.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { ApiKeyService, getOptions } from './api-keys.class.js'
 import {
-  apiKeyDataSchema, apiKeyDataValidator, apiKeyExternalResolver, apiKeyPatchSchema, apiKeyPatchValidator,
+  apiKeyDataSchema, apiKeyDataValidator, apiKeyPatchSchema, apiKeyPatchValidator,
   apiKeyQuerySchema, apiKeyQueryValidator, apiKeySchema
 } from './api-keys.schema.js'
 import { apiKeyMethods, apiKeyPath } from './api-keys.shared.js'
@@ -25,7 +25,7 @@ export const apiKey = (app: Application) =>
     description: 'API keys of an organization (owner or admin). The plain key is returned once, by create; DELETE revokes.',
     schemas: { result: apiKeySchema, data: apiKeyDataSchema, patch: apiKeyPatchSchema, query: apiKeyQuerySchema },
     validators: { query: apiKeyQueryValidator, data: apiKeyDataValidator, patch: apiKeyPatchValidator },
-    resolvers: { external: apiKeyExternalResolver },
+    hidden: ['key_hash'],
     roles: { all: ['owner', 'admin'] },
     secretFields: ['key'],
     // A key never manages keys: that would let it outlive its own revocation.

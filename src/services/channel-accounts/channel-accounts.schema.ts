@@ -1,10 +1,7 @@
-import { resolve, virtual } from '@feathersjs/schema'
 import { Type } from '@feathersjs/typebox'
 import type { Static, TObject } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 export const ACCOUNT_CHANNELS = ['whatsapp', 'instagram', 'messenger', 'sms', 'webchat'] as const
 export type AccountChannel = (typeof ACCOUNT_CHANNELS)[number]
@@ -122,14 +119,4 @@ export const channelAccountQueryValidator = getValidator(channelAccountQuerySche
 export const webhookUrlOf = (publicUrl: string, account: { channel: string; webhook_key: string }) =>
   account.channel === 'webchat' ? null : `${publicUrl.replace(/\/$/, '')}/webhooks/${account.channel}/${account.webhook_key}`
 
-export const channelAccountResolver = resolve<any, HookContext>({
-  webhook_url: virtual(async (account, context) => webhookUrlOf(context.app.get('publicUrl'), account)),
-  has_credentials: virtual(async (account) => Boolean(account.credentials))
-})
 
-/** Storage columns never leave the service: the encrypted credentials, the webhook key (inside webhook_url), the provider id. */
-export const channelAccountExternalResolver = resolve<any, HookContext>({
-  credentials: hidden,
-  webhook_key: hidden,
-  provider_id: hidden
-})

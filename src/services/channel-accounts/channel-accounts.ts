@@ -9,8 +9,8 @@ import { newIdentitySecret } from '../../channels/webchat-identity.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { ChannelAccountService, getOptions } from './channel-accounts.class.js'
 import {
-  PROVIDER_ID_FIELD, channelAccountDataSchema, channelAccountDataValidator, channelAccountExternalResolver, channelAccountPatchSchema,
-  channelAccountPatchValidator, channelAccountQuerySchema, channelAccountQueryValidator, channelAccountResolver, channelAccountSchema,
+  PROVIDER_ID_FIELD, channelAccountDataSchema, channelAccountDataValidator, channelAccountPatchSchema,
+  channelAccountPatchValidator, channelAccountQuerySchema, channelAccountQueryValidator, channelAccountSchema,
   configValidators, credentialValidators
 } from './channel-accounts.schema.js'
 import type { AccountChannel } from './channel-accounts.schema.js'
@@ -126,7 +126,7 @@ export const channelAccount = (app: Application) =>
     description: "Connected WhatsApp numbers, Facebook pages, Instagram accounts, Twilio numbers and site widgets (docs/channels.md). Owners and admins create, change and delete them; members read. Credentials are write-only, and the provider is asked whether it accepts them for the account's id before anything is stored (400 on credentials when it refuses, 503 when it cannot be reached). One live account per provider id in any organization (409, only with accepted credentials). $limit at most 50.",
     schemas: { result: channelAccountSchema, data: channelAccountDataSchema, patch: channelAccountPatchSchema, query: channelAccountQuerySchema },
     validators: { query: channelAccountQueryValidator, data: channelAccountDataValidator, patch: channelAccountPatchValidator },
-    resolvers: { result: [channelAccountResolver], external: channelAccountExternalResolver },
+    hidden: ['credentials', 'webhook_key', 'provider_id'],
     // What channelAccountResolver gives a written account, for reads.
     computed: {
       webhook_url: (app) => `CASE WHEN p.channel = 'webchat' THEN NULL ELSE ${sqlText(`${app.get('publicUrl').replace(/\/$/, '')}/webhooks/`)} || p.channel || '/' || p.webhook_key END`,

@@ -4,8 +4,6 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, UserSummary, listQuery, softDeleteTimestamps, searchResult, termSearch, ExternalId } from '../../schemas.js'
-import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
 
@@ -30,12 +28,6 @@ export const companySchema = Type.Object(
 )
 export type Company = Static<typeof companySchema>
 
-export const companyResolver = resolve<Company, HookContext>({
-  custom_fields_by_name: customFieldsResolver<Company>('company', 'name')
-})
-export const companyExternalResolver = resolve<Company, HookContext>({
-  custom_fields: hidden
-} as any)
 
 const writable = {
   name: companySchema.properties.name,

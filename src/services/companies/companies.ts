@@ -5,9 +5,8 @@ import { USER_SUMMARY } from '../../engine/read-model.js'
 import type { Relation } from '../../engine/read-model.js'
 import { CompanyService, getOptions } from './companies.class.js'
 import {
-  companyDataResolver, companyDataSchema, companyDataValidator, companyExternalResolver, companyPatchResolver,
-  companyPatchSchema, companyPatchValidator, companyQuerySchema, companyQueryValidator, companyResolver,
-  companySchema, companySearchResultSchema, companySearchSchema, companySearchValidator
+  companyDataResolver, companyDataSchema, companyDataValidator, companyPatchResolver,
+  companyPatchSchema, companyPatchValidator, companyQuerySchema, companyQueryValidator, companySchema, companySearchResultSchema, companySearchSchema, companySearchValidator
 } from './companies.schema.js'
 import { companyMethods, companyPath } from './companies.shared.js'
 
@@ -28,7 +27,7 @@ export const company = (app: Application) =>
     description: 'Companies of an organization.',
     schemas: { result: companySchema, data: companyDataSchema, patch: companyPatchSchema, query: companyQuerySchema },
     validators: { query: companyQueryValidator, data: companyDataValidator, patch: companyPatchValidator },
-    resolvers: { result: [companyResolver], external: companyExternalResolver, data: companyDataResolver, patch: companyPatchResolver },
+    resolvers: { data: companyDataResolver, patch: companyPatchResolver },
     references: { owned_by_user_id: { table: 'member' } },
     customFields: { entity: 'company', by: 'name' },
     checksInWrite: true,

@@ -19,7 +19,7 @@ export type ContactParams = KnexAdapterParams<ContactQuery>
  */
 export const CONTACT_REFERENCES = ['deals', 'activities', 'conversations', 'reservations'] as const
 
-/** What a merge changed, for the events announced once it has committed. */
+/** What a merge changed, for its events: the contacts as the API sends them, the moved records as stored. */
 export interface MergeEffects {
   merged: Record<string, any>
   removed: Record<string, any>[]
@@ -177,7 +177,7 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       ? Number(rows[0].total)
       : skip > 0 ? await this.countGroups(grouped, value) : 0
     const ids = rows.flatMap((row) => row.contact_ids)
-    const contacts = ids.length > 0 ? await this.knex('contacts').where('organization_id', data.organization_id!).whereIn('id', ids).orderBy('id') : []
+    const contacts = ids.length > 0 ? await this._find({ query: { organization_id: data.organization_id!, id: { $in: ids }, $sort: { id: 1 } }, paginate: false } as ContactParams) : []
     const groups = rows.map(({ total: _total, ...group }) => group)
     return { total, limit, skip, groups, data: contacts as Contact[] }
   }
@@ -216,21 +216,15 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
         await trx('contacts').where({ organization_id: organizationId, id: kept })
           .update(Object.fromEntries(Object.keys(identity).map((column) => [column, null])))
       }
-      const removed = await trx('contacts')
+      const removed = await this.written(trx, trx('contacts')
         .where('organization_id', organizationId).whereIn('id', data.duplicate_ids)
-        .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')
-      const [merged] = await trx('contacts')
+        .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*'))
+      const [merged] = await this.written(trx, trx('contacts')
         .where({ organization_id: organizationId, id: data.primary_id })
-        .update({ ...filledFields(primary, duplicates), ...identity, updated_at: trx.fn.now() }).returning('*')
+        .update({ ...filledFields(primary, duplicates), ...identity, updated_at: trx.fn.now() }).returning('*'))
       return { merged, removed, moved }
     })
     params.mergeEffects = effects
-    // Each record the merge changed is an event of its resource (webhooks).
-    params.alsoChanged?.push(
-      ...effects.removed.map((record: Record<string, any>) => ({ path: 'contacts', method: 'remove' as const, record })),
-      { path: 'contacts', method: 'patch', record: effects.merged },
-      ...CONTACT_REFERENCES.flatMap((path) => effects.moved[path].map((record: Record<string, any>) => ({ path, method: 'patch' as const, record })))
-    )
     return effects.merged as Contact
   }
 

@@ -4,8 +4,6 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, UserSummary, listQuery, searchFields, searchResult, softDeleteTimestamps, ExternalId } from '../../schemas.js'
-import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 const CompanySummary = Type.Object({ id: RecordId, name: Type.String() })
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
@@ -41,14 +39,6 @@ export const contactSchema = Type.Object(
 )
 export type Contact = Static<typeof contactSchema>
 
-export const contactResolver = resolve<Contact, HookContext>({
-  custom_fields_by_name: customFieldsResolver<Contact>('contact', 'name')
-})
-export const contactExternalResolver = resolve<Contact, HookContext>({
-  custom_fields: hidden,
-  phone_normalized: hidden,
-  search_name: hidden
-} as any)
 
 const writable = {
   first_name: contactSchema.properties.first_name,

@@ -1,14 +1,15 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
+import { emitAfterCommit } from '../../hooks/deferred-events.js'
+import type { AlsoChanged } from '../../hooks/write-transaction.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone, otherIdentities } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
 import {
-  contactDataResolver, contactDataSchema, contactDataValidator, contactExternalResolver, contactPatchResolver,
-  contactPatchSchema, contactPatchValidator, contactQuerySchema, contactQueryValidator, contactResolver,
-  contactSchema, contactSearchResultSchema, contactSearchSchema, contactSearchValidator,
+  contactDataResolver, contactDataSchema, contactDataValidator, contactPatchResolver,
+  contactPatchSchema, contactPatchValidator, contactQuerySchema, contactQueryValidator, contactSchema, contactSearchResultSchema, contactSearchSchema, contactSearchValidator,
   contactDuplicateSearchSchema, contactDuplicateSearchValidator, contactDuplicatesSchema, contactMergeSchema, contactMergeValidator
 } from './contacts.schema.js'
 import { contactMethods, contactPath } from './contacts.shared.js'
@@ -40,17 +41,24 @@ const checkPhoneSearch = async (context: HookContext) => {
 }
 
 /**
- * After a merge has committed: the duplicates' removed events, the primary's patched event, and
- * a patched event for every deal, activity, conversation and reservation moved onto the primary.
+ * After a merge: each record it changed is an event of its resource, for webhooks (in the merge's
+ * transaction, when it has one) and sockets (once it has committed): the duplicates removed, the
+ * primary patched, every deal, activity, conversation and reservation moved onto it patched.
  */
 const announceMerge = async (context: HookContext) => {
   const effects = context.params.mergeEffects
   if (!effects) return
-  const contacts = context.self as any
-  for (const row of effects.removed) contacts.emit('removed', row, context)
-  contacts.emit('patched', effects.merged, context)
+  const changes: AlsoChanged[] = [
+    ...effects.removed.map((record: Record<string, any>) => ({ path: 'contacts', method: 'remove' as const, record })),
+    { path: 'contacts', method: 'patch', record: effects.merged }
+  ]
   for (const path of CONTACT_REFERENCES) {
-    for (const row of effects.moved[path]) (context.app.service(path) as any).emit('patched', row)
+    const moved: Record<string, any>[] = await (context.app.service(path) as any).rendered(effects.moved[path], context.params)
+    changes.push(...moved.map((record) => ({ path, method: 'patch' as const, record })))
+  }
+  context.params.alsoChanged?.push(...changes)
+  for (const { path, method, record } of changes) {
+    emitAfterCommit(context.params, context.app.service(path as any) as any, method === 'remove' ? 'removed' : 'patched', record)
   }
 }
 
@@ -62,7 +70,7 @@ export const contact = (app: Application) => {
     description: 'Contacts (people) of an organization, with name, e-mail and phone search.',
     schemas: { result: contactSchema, data: contactDataSchema, patch: contactPatchSchema, query: contactQuerySchema },
     validators: { query: contactQueryValidator, data: contactDataValidator, patch: contactPatchValidator },
-    resolvers: { result: [contactResolver], external: contactExternalResolver, data: contactDataResolver, patch: contactPatchResolver },
+    resolvers: { data: contactDataResolver, patch: contactPatchResolver },
     references: { company_id: { table: 'companies' }, owned_by_user_id: { table: 'member' } },
     customFields: { entity: 'contact', by: 'name' },
     alsoChanges: { merge: ['contacts.updated', 'contacts.deleted', 'deals.updated', 'activities.updated', 'conversations.updated', 'reservations.updated'] },

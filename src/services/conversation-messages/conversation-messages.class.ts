@@ -90,7 +90,8 @@ export class ConversationMessageService extends RecordService<ConversationMessag
       throw new BadRequest('Validation failed', { errors: { conversation_id: 'is no longer open to messages (deleted or blocked)' } })
     }
     // The conversation moved (last message, unread count): a conversations.updated event (webhooks).
-    params.alsoChanged?.push({ path: 'conversations', method: 'patch', record: conversation })
+    const [moved] = await this.app.service('conversations').rendered([conversation], params)
+    params.alsoChanged?.push({ path: 'conversations', method: 'patch', record: moved })
     const status = deliveryStatus(this.channel, message.direction)
     const [row] = await trx(this.table)
       .insert({
@@ -101,9 +102,10 @@ export class ConversationMessageService extends RecordService<ConversationMessag
         delivered_at: status === 'delivered' ? trx.fn.now() : null
       })
       .returning('*')
-    params.pendingEvents?.push({ service: this.app.service('conversations'), event: 'patched', data: conversation })
+    params.pendingEvents?.push({ service: this.app.service('conversations'), event: 'patched', data: moved })
     if (row.status === 'queued' && row.channel_account_id) await queueDelivery(this.app, trx, row)
-    return row
+    const [sent] = await this.rendered([row], params)
+    return sent
   }
 
   /**
@@ -140,7 +142,9 @@ export class ConversationMessageService extends RecordService<ConversationMessag
         snoozed_until: trx.raw(`CASE WHEN ${reopening} THEN NULL ELSE snoozed_until END`)
       })
       .returning('*')
-    pendingEvents.push({ service: this.app.service(`conversation-messages-${this.channel}`), event: 'created', data: row }, { service: this.app.service('conversations'), event: 'patched', data: moved })
+    const [created] = await this.rendered([row], { transaction: { trx } })
+    const [conversationMoved] = await this.app.service('conversations').rendered([moved], { transaction: { trx } })
+    pendingEvents.push({ service: this.app.service(`conversation-messages-${this.channel}`), event: 'created', data: created }, { service: this.app.service('conversations'), event: 'patched', data: conversationMoved })
     return row
   }
 

@@ -1,5 +1,4 @@
 import { BadRequest } from '@feathersjs/errors'
-import { virtual } from '@feathersjs/schema'
 import type { Knex } from 'knex'
 import type { HookContext } from '../../declarations.js'
 import { oncePerCall } from '../../hooks/per-call.js'
@@ -15,10 +14,9 @@ import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.
  * name (`custom_fields_by_name`, companies/contacts/deals) or by key (`custom_fields_by_key`,
  * reservations).
  *
- * Use in a service (see companies.ts and contacts.ts):
- *   before: { create: [..., storeCustomFieldValues('contact', 'name')], patch: [..., storeCustomFieldValues('contact', 'name')] }
- *   result resolver: custom_fields_by_name: virtual(customFieldsOutput<Contact>('contact', 'name'))
- *   external resolver: custom_fields: hidden   (hides the raw storage column)
+ * A resource declares its entity and addressing (tenantResource's `customFields`): its writes
+ * store the values through storeCustomFieldValues, and its reads write them by name or key in
+ * SQL (src/engine/read-model.ts).
  */
 
 export type CustomFieldAddressing = 'name' | 'key'
@@ -54,8 +52,6 @@ export const refuseReservedFieldNames = async (context: HookContext) => {
 
 /** A name-to-value map with no prototype: a field called __proto__ or constructor is just a key. */
 const valuesObject = (): Record<string, unknown> => Object.create(null)
-
-const storedValue = (stored: Record<string, unknown>, key: string) => (Object.hasOwn(stored, key) ? stored[key] : undefined)
 
 /** The body property carrying the values for each addressing mode. */
 export const customFieldsProperty = (by: CustomFieldAddressing) => (by === 'name' ? 'custom_fields_by_name' : 'custom_fields_by_key')
@@ -199,7 +195,7 @@ export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: Custom
       sql: 'NOT EXISTS (SELECT 1 FROM custom_fields WHERE organization_id = ? AND entity_type = ? AND required AND deleted_at IS NULL)',
       bindings: [organizationId, entityType]
     }
-    if (!inWrite || !guardWrite(context, { holds, explain: check })) await check()
+    if (!inWrite || !guardWrite(context, { holds, check })) await check()
     data.custom_fields = '{}'
     return context
   }
@@ -209,47 +205,4 @@ export const storeCustomFieldValues = (entityType: CustomFieldEntity, by: Custom
     ? JSON.stringify(set)
     : db.raw(`(coalesce(??, '{}'::jsonb) || ?::jsonb) - ?::text[]`, ['custom_fields', JSON.stringify(set), cleared])
   return context
-}
-
-/**
- * A value resolver (wrap it in `virtual(...)`) giving a row's stored values by name or by key.
- * Only values of live definitions appear: a deleted definition's values stay stored but hidden.
- * Definitions are loaded once per call and organization (see definitionsFor), so a page costs
- * one definitions query whatever its size.
- */
-export const customFieldsOutput = <T extends Record<string, any>>(entityType: CustomFieldEntity, by: CustomFieldAddressing) =>
-  async (row: T, context: HookContext): Promise<Record<string, unknown>> => {
-    const stored = (row.custom_fields ?? {}) as Record<string, unknown>
-    if (Object.keys(stored).length === 0 || row.organization_id === undefined) return valuesObject()
-    const definitions = await definitionsFor(context, row.organization_id, entityType)
-    const output = valuesObject()
-    for (const definition of definitions) {
-      const value = storedValue(stored, definition.key)
-      if (value !== undefined && value !== null) output[definition[by]] = value
-    }
-    return output
-  }
-
-/** The result resolver's property of a record's custom-field values: customFieldsOutput as a virtual property. */
-export function customFieldsResolver<T extends Record<string, any>>(entityType: CustomFieldEntity, by: CustomFieldAddressing) {
-  return virtual(customFieldsOutput<T>(entityType, by))
-}
-
-/**
- * For code outside the resolver pipeline (e.g. a service building rows by hand): adds
- * `custom_fields_by_name` (or _by_key) to every row with one definitions query in total.
- */
-export async function attachCustomFields(db: Knex, rows: Record<string, any>[], entityType: CustomFieldEntity, by: CustomFieldAddressing) {
-  const definitions = await loadDefinitions(db, rows.map((row) => row.organization_id), entityType)
-  const property = customFieldsProperty(by)
-  for (const row of rows) {
-    const stored = (row.custom_fields ?? {}) as Record<string, unknown>
-    const output = valuesObject()
-    for (const definition of definitions) {
-      const value = storedValue(stored, definition.key)
-      if (definition.organization_id === row.organization_id && value !== undefined && value !== null) output[definition[by]] = value
-    }
-    row[property] = output
-  }
-  return rows
 }

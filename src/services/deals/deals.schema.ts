@@ -4,10 +4,8 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { CalendarDate, DecimalString, MoneyInput, Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps, ExternalId } from '../../schemas.js'
-import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
 import { embeddedDealProductSchema } from '../deal-products/deal-products.schema.js'
 import { CurrencyCode } from './money.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 export const DEAL_STATUSES = ['open', 'won', 'lost'] as const
 export type DealStatus = (typeof DEAL_STATUSES)[number]
@@ -59,12 +57,6 @@ export const dealSchema = Type.Object(
 )
 export type Deal = Static<typeof dealSchema>
 
-export const dealResolver = resolve<Deal, HookContext>({
-  custom_fields_by_name: customFieldsResolver('deal', 'name')
-})
-export const dealExternalResolver = resolve<Deal, HookContext>({
-  custom_fields: hidden
-} as any)
 
 const writable = {
   name: dealSchema.properties.name,

@@ -7,8 +7,8 @@ import { tenantResource } from '../../engine/tenant-resource.js'
 import { checkAmounts } from './money.js'
 import { DealService, LIST_JOINS, RECORD_JOINS, getOptions } from './deals.class.js'
 import {
-  dealAmountRules, dealDataResolver, dealDataSchema, dealDataValidator, dealExternalResolver, dealPatchResolver,
-  dealPatchSchema, dealPatchValidator, dealQuerySchema, dealQueryValidator, dealResolver, dealSchema
+  dealAmountRules, dealDataResolver, dealDataSchema, dealDataValidator, dealPatchResolver,
+  dealPatchSchema, dealPatchValidator, dealQuerySchema, dealQueryValidator, dealSchema
 } from './deals.schema.js'
 import { dealMethods, dealPath } from './deals.shared.js'
 
@@ -61,7 +61,7 @@ export const deal = (app: Application) =>
     description: 'Deals of an organization, on a pipeline stage, with status moves (won_date, lost_date) and joined reads.',
     schemas: { result: dealSchema, data: dealDataSchema, patch: dealPatchSchema, query: dealQuerySchema },
     validators: { query: dealQueryValidator, data: dealDataValidator, patch: dealPatchValidator },
-    resolvers: { result: [dealResolver], external: dealExternalResolver, data: dealDataResolver, patch: dealPatchResolver },
+    resolvers: { data: dealDataResolver, patch: dealPatchResolver },
     references: {
       pipeline_id: { table: 'pipelines', where: { type: 'deal' }, label: 'deal pipeline' },
       contact_id: { table: 'contacts' },

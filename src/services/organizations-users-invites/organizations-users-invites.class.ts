@@ -80,7 +80,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [organizationId, data.email])
       await this.assertInvitable(trx, organizationId, data.email)
       const token = newToken()
-      const [invitation] = await trx(TABLE)
+      const [invitation] = await this.written(trx, trx(TABLE)
         .insert({
           organization_id: organizationId,
           email: data.email,
@@ -91,7 +91,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
           expires_at: trx.raw('now() + make_interval(secs => ?)', [this.app.get('inviteTtlSeconds')]),
           created_by_user_id: params.caller?.userId ?? null
         })
-        .returning('*')
+        .returning('*'))
       await enqueueMail(trx, await this.invitationMail(trx, invitation, token, params))
       return { ...invitation, token } as Invitation
     })
@@ -112,15 +112,16 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
       // own holder (sign up with someone's address, invite it, accept signed in). Only the
       // verification link mailed by the users service proves a mailbox.
       const userId = await this.accountOf(trx, invitation, data, params)
-      const membership = await this.grantMembership(trx, invitation, userId)
-      const [accepted] = await trx(TABLE)
+      const granted = await this.grantMembership(trx, invitation, userId)
+      const [accepted] = await this.written(trx, trx(TABLE)
         .where({ organization_id: invitation.organization_id, id: invitation.id })
         .update({ status: 'accepted', accepted_by_user_id: userId, accepted_at: trx.fn.now(), updated_at: trx.fn.now() })
-        .returning('*')
-      return { accepted: accepted as Invitation, membership }
+        .returning('*'))
+      const [member] = granted ? await this.app.service('organizations-users').rendered([granted.row], { transaction: { trx } }) : []
+      return { accepted: accepted as Invitation, membership: granted && { event: granted.event, record: member } }
     })
     // The new member (or the new role) is an event of the memberships service, for the organization's members.
-    if (membership) emitAfterCommit(params, this.app.service('organizations-users') as any, membership.event, membership.row)
+    if (membership) emitAfterCommit(params, this.app.service('organizations-users') as any, membership.event, membership.record)
     return accepted
   }
 
@@ -130,11 +131,12 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
     const before = params.before ?? (await this.storedRow(id, params))
     // status = 'pending' in the statement itself: a concurrent acceptance holds the row lock,
     // and once it commits this statement finds the row accepted and changes nothing.
-    const [revoked] = await this.dbOf(params)(TABLE)
+    const db = this.dbOf(params)
+    const [revoked] = await this.written(db, db(TABLE)
       .where({ organization_id: before.organization_id, id: before.id, status: 'pending' })
       .whereNull('deleted_at')
       .update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() })
-      .returning('*')
+      .returning('*'))
     if (!revoked) throw new BadRequest('Only a pending invitation can be revoked')
     return revoked as Invitation
   }

@@ -5,7 +5,6 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
 import { Role } from '../organizations-users/organizations-users.schema.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 /**
  * Stored statuses are 'pending' and 'accepted'. 'expired' is how a pending invitation past its
@@ -42,13 +41,6 @@ export const invitationSchema = Type.Object(
 )
 export type Invitation = Static<typeof invitationSchema>
 
-export const invitationResolver = resolve<Invitation, HookContext>({
-  status: async (value, invitation) =>
-    value === 'pending' && new Date(invitation.expires_at).getTime() <= Date.now() ? 'expired' : value
-})
-export const invitationExternalResolver = resolve<Invitation, HookContext>({
-  token_hash: hidden
-})
 
 export const invitationDataSchema = Type.Object(
   {

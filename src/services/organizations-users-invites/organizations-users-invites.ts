@@ -7,8 +7,8 @@ import { INVITATION_JOINS, InvitationService, getOptions } from './organizations
 import type { InvitationData } from './organizations-users-invites.class.js'
 import {
   invitationAcceptSchema, invitationAcceptValidator, invitationDataResolver, invitationDataSchema,
-  invitationDataValidator, invitationExternalResolver, invitationQuerySchema, invitationQueryValidator,
-  invitationResolver, invitationSchema
+  invitationDataValidator, invitationQuerySchema, invitationQueryValidator,
+  invitationSchema
 } from './organizations-users-invites.schema.js'
 import { invitationMethods, invitationPath } from './organizations-users-invites.shared.js'
 
@@ -101,7 +101,8 @@ export const invitation = (app: Application) => {
       'address\'s account, or without credentials, with a password, when the address has no account. See docs/invitations.md.',
     schemas: { result: invitationSchema, data: invitationDataSchema, patch: invitationAcceptSchema, query: invitationQuerySchema },
     validators: { query: invitationQueryValidator, data: invitationDataValidator, patch: invitationAcceptValidator },
-    resolvers: { result: [invitationResolver], external: invitationExternalResolver, data: invitationDataResolver },
+    resolvers: { data: invitationDataResolver },
+    hidden: ['token_hash'],
     // A pending invitation past its expiry reads as expired (as invitationResolver says for written ones).
     computed: { status: `CASE WHEN p.status = 'pending' AND p.expires_at <= now() THEN 'expired' ELSE p.status END` },
     joins: { list: INVITATION_JOINS, record: INVITATION_JOINS },

@@ -18,19 +18,19 @@ export const USER_JOIN = [{ from: 'user_id', as: 'user', table: 'users', columns
 export class MembershipService extends RecordService<Membership, never, MembershipParams, MembershipPatch> {
   async patch(id: NullableId, data: MembershipPatch, params: MembershipParams = {}): Promise<any> {
     return this.changeMembership(id, params, async (trx, current) => {
-      if (data.role === current.role) return current
-      const [updated] = await trx('organizations_users')
+      if (data.role === current.role) return (await this.rendered([current], { transaction: { trx } }))[0]
+      const [updated] = await this.written(trx, trx('organizations_users')
         .where({ organization_id: current.organization_id, id: current.id })
         .update({ role: data.role, updated_at: trx.fn.now() })
-        .returning('*')
+        .returning('*'))
       return updated
     }, data.role)
   }
 
   async remove(id: NullableId, params: MembershipParams = {}): Promise<any> {
     return this.changeMembership(id, params, async (trx, current) => {
-      await trx('organizations_users').where({ organization_id: current.organization_id, id: current.id }).delete()
-      return current
+      const [removed] = await this.written(trx, trx('organizations_users').where({ organization_id: current.organization_id, id: current.id }).delete().returning('*'))
+      return removed
     })
   }
 
@@ -49,7 +49,7 @@ export class MembershipService extends RecordService<Membership, never, Membersh
     if ((current.role === 'owner' || newRole === 'owner') && callerRole !== 'owner' && !params.system) {
       throw new Forbidden(FORBIDDEN_MESSAGE)
     }
-    const result = await this.dbOf(params).transaction(async (trx) => {
+    return this.dbOf(params).transaction(async (trx) => {
       const owners = await trx('organizations_users')
         .where({ organization_id: current.organization_id, role: 'owner' })
         .forUpdate()
@@ -60,9 +60,6 @@ export class MembershipService extends RecordService<Membership, never, Membersh
       }
       return change(trx, current)
     })
-    // A write answers with the member's user, as reads do.
-    const user = await this.dbOf(params)('users').select(USER_JOIN[0].columns).where({ id: result.user_id }).first()
-    return { ...result, user: user ?? null }
   }
 }
 

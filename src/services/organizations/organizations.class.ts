@@ -21,7 +21,7 @@ export class OrganizationService extends RecordService<Organization, Organizatio
   async create(data: any, params: OrganizationParams = {}): Promise<any> {
     const caller = params.caller
     return this.knex.transaction(async (trx) => {
-      const [organization] = await trx('organizations').insert(data).returning('*')
+      const [organization] = await this.written(trx, trx('organizations').insert(data).returning('*'))
       await trx('organizations_users').insert({ organization_id: organization.id, user_id: caller!.userId, role: 'owner' })
       return organization as Organization
     })

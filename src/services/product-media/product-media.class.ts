@@ -102,7 +102,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
     try {
       return await this.dbOf(params).transaction(async (trx) => {
         await lockProductMedia(trx, organizationId, data.product_id)
-        const [row] = await trx('product_media').insert({
+        const [media] = await this.written(trx, trx('product_media').insert({
           organization_id: organizationId,
           product_id: data.product_id,
           file_name: upload.name,
@@ -112,8 +112,8 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
           storage_key: key,
           storage_path: publicUrl,
           position: data.position ?? nextPosition(trx, organizationId, data.product_id)
-        }).returning('*')
-        return row
+        }).returning('*'))
+        return media
       })
     } catch (error) {
       await this.storage.delete(key).catch((cleanup) => requestLog(this.app.get('logger'), params.requestId).error({ err: cleanup, key }, 'orphan file not removed'))
@@ -187,7 +187,10 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
 
 /** POST /product-media/reorder: new positions for several items of one product, all or nothing. */
 export class ProductMediaReorderService {
-  constructor(private knex: Knex) {}
+  constructor(
+    private knex: Knex,
+    private media: RecordService
+  ) {}
 
   async create(data: ProductMediaReorder, params: ProductMediaParams = {}): Promise<ProductMediaReorderResult> {
     const ids = data.positions.map((entry) => entry.id)
@@ -223,7 +226,7 @@ export class ProductMediaReorderService {
         })
         .returning('*')
       // Each item moved is a product-media patched event (announceChanges).
-      params.changedRecords = rows
+      params.changedRecords = await this.media.rendered(rows, { transaction: { trx } })
       return { success: true, updated: rows.length }
     })
   }

@@ -1,10 +1,7 @@
-import { resolve } from '@feathersjs/schema'
 import { Type } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
-import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 const Position = Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'display order, ascending' })
 const FileName = Type.String({ minLength: 1, maxLength: 200, description: 'the original file name, sanitised' })
@@ -29,9 +26,6 @@ export const productMediaSchema = Type.Object(
 export type ProductMedia = Static<typeof productMediaSchema>
 
 // Internal bookkeeping of the purge never leaves the service.
-export const productMediaExternalResolver = resolve<ProductMedia, HookContext>({
-  purged_at: hidden
-} as any)
 
 /** The text fields of the multipart upload (the file itself arrives as params.upload). */
 export const productMediaDataSchema = Type.Object(

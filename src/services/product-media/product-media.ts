@@ -2,11 +2,12 @@ import type { Application, HookContext } from '../../declarations.js'
 import { verifyReferences } from '../../hooks/references.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { tenantOperation } from '../../engine/tenant-operation.js'
+import type { RecordService } from '../../engine/record-service.js'
 import { announceChanges } from '../../hooks/deferred-events.js'
 import { storage } from '../../storage/index.js'
 import { PRODUCT, ProductMediaReorderService, ProductMediaService, getOptions, sanitizeFileName } from './product-media.class.js'
 import {
-  productMediaDataValidator, productMediaExternalResolver, productMediaPatchSchema,
+  productMediaDataValidator, productMediaPatchSchema,
   productMediaPatchValidator, productMediaQuerySchema, productMediaQueryValidator, productMediaReorderResultSchema,
   productMediaReorderSchema, productMediaReorderValidator, productMediaSchema, productMediaUploadSchema
 } from './product-media.schema.js'
@@ -37,7 +38,7 @@ export const productMedia = (app: Application) => {
     description: 'Images and videos of a product. POST is multipart/form-data (fields organization_id, product_id, position, file); see docs/media.md.',
     schemas: { result: productMediaSchema, data: productMediaUploadSchema, patch: productMediaPatchSchema, query: productMediaQuerySchema },
     validators: { query: productMediaQueryValidator, data: productMediaDataValidator, patch: productMediaPatchValidator },
-    resolvers: { external: productMediaExternalResolver },
+    hidden: ['purged_at'],
     references: { product_id: { table: 'products' } },
     joins: { record: [PRODUCT] },
     rules: { patch: [sanitizePatchedName] },
@@ -48,7 +49,7 @@ export const productMedia = (app: Application) => {
   tenantOperation(app, {
     path: productMediaReorderPath,
     summary: 'Reorder the media of a product',
-    service: new ProductMediaReorderService(app.get('knex')),
+    service: new ProductMediaReorderService(app.get('knex'), app.service(productMediaPath) as unknown as RecordService),
     methods: productMediaReorderMethods,
     description: 'New positions for several media items of one product, in one transaction: any id that is not a live item of the product → 400 and nothing changes.',
     schemas: { data: productMediaReorderSchema, result: productMediaReorderResultSchema },

@@ -93,7 +93,8 @@ export class PublicBookingService {
     const manageToken = crypto.randomBytes(24).toString('base64url')
     // The reservation's and a new contact's events are sent once the booking commits.
     const reservation = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
-      const { id: contactId, created } = await contactFor(trx, link.organization_id, data.contact)
+      const { id: contactId, created: row } = await contactFor(trx, link.organization_id, data.contact)
+      const [created] = row ? await this.app.service('contacts').rendered([row], { transaction: { trx } }) : []
       if (created) pendingEvents.push({ service: this.app.service('contacts') as unknown as PendingEvent['service'], event: 'created', data: created })
       return this.app.service('reservations').create(
         {

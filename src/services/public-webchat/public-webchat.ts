@@ -3,7 +3,7 @@ import type { Application } from '../../declarations.js'
 import { limitPerAddress } from '../../rate-limit/per-address.js'
 import { WebchatConfigService, WebchatMessageService, WebchatSessionService } from './public-webchat.class.js'
 import {
-  webchatConfigQueryValidator, webchatConfigSchema, webchatMessageDataSchema, webchatMessageDataValidator, webchatMessageListSchema, webchatMessageQuerySchema, webchatMessageQueryValidator,
+  webchatConfigQueryValidator, webchatConfigSchema, webchatMessageDataSchema, webchatMessageDataValidator, webchatMessageListSchema, webchatMessageQueryValidator,
   webchatMessageSchema, webchatSessionDataSchema, webchatSessionDataValidator, webchatSessionSchema
 } from './public-webchat.schema.js'
 

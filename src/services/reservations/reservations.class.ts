@@ -88,8 +88,8 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
         manage_token_hash: params.manageTokenHash ?? null
       }).returning('*')
       const resourceId = await holdUnits(trx, context, { reservationId: created.id, start, partySize, preferredResourceId: preferred, now })
-      const [reservation] = await trx('reservations').where({ organization_id: created.organization_id, id: created.id })
-        .update({ resource_id: resourceId }).returning('*')
+      const [reservation] = await this.written(trx, trx('reservations').where({ organization_id: created.organization_id, id: created.id })
+        .update({ resource_id: resourceId }).returning('*'))
       return reservation
     })
   }
@@ -125,9 +125,9 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
         await this.reschedule(trx, current, data, changes)
       }
       delete changes.organization_id
-      const [row] = await trx('reservations').where({ organization_id: current.organization_id, id: current.id })
-        .update({ ...changes, updated_at: trx.fn.now() }).returning('*')
-      return row
+      const [reservation] = await this.written(trx, trx('reservations').where({ organization_id: current.organization_id, id: current.id })
+        .update({ ...changes, updated_at: trx.fn.now() }).returning('*'))
+      return reservation
     })
   }
 

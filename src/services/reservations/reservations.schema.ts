@@ -4,8 +4,6 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, listQuery, softDeleteTimestamps } from '../../schemas.js'
-import { customFieldsResolver } from '../custom-fields/custom-field-values.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 export const RESERVATION_STATUSES = ['pending', 'confirmed', 'cancelled', 'completed', 'no_show'] as const
 export type ReservationStatus = (typeof RESERVATION_STATUSES)[number]
@@ -60,13 +58,6 @@ export const reservationSchema = Type.Object(
 )
 export type Reservation = Static<typeof reservationSchema>
 
-export const reservationResolver = resolve<Reservation, HookContext>({
-  custom_fields_by_key: customFieldsResolver('reservation', 'key')
-})
-export const reservationExternalResolver = resolve<Reservation, HookContext>({
-  custom_fields: hidden,
-  manage_token_hash: hidden
-} as any)
 
 const p = reservationSchema.properties
 const references = {

@@ -2,8 +2,8 @@ import type { Application } from '../../declarations.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { RELATIONS, ReservationService, getOptions } from './reservations.class.js'
 import {
-  reservationDataResolver, reservationDataSchema, reservationDataValidator, reservationExternalResolver, reservationPatchSchema,
-  reservationPatchValidator, reservationQuerySchema, reservationQueryValidator, reservationResolver, reservationSchema
+  reservationDataResolver, reservationDataSchema, reservationDataValidator, reservationPatchSchema,
+  reservationPatchValidator, reservationQuerySchema, reservationQueryValidator, reservationSchema
 } from './reservations.schema.js'
 import { reservationMethods, reservationPath } from './reservations.shared.js'
 
@@ -20,7 +20,8 @@ export const reservation = (app: Application) =>
       'PATCH start_datetime (and resource_id) reschedules atomically (409 leaves it unchanged).',
     schemas: { result: reservationSchema, data: reservationDataSchema, patch: reservationPatchSchema, query: reservationQuerySchema },
     validators: { query: reservationQueryValidator, data: reservationDataValidator, patch: reservationPatchValidator },
-    resolvers: { result: [reservationResolver], external: reservationExternalResolver, data: reservationDataResolver },
+    resolvers: { data: reservationDataResolver },
+    hidden: ['manage_token_hash'],
     references: {
       service_id: { table: 'reservation_services', label: 'reservation service' },
       contact_id: { table: 'contacts' },

@@ -8,8 +8,7 @@ import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { Application } from '../../declarations.js'
 import { hashToken, newToken } from '../../authentication.js'
 import { enqueueMail, tokenLink } from '../../mail/index.js'
-import { externalProperties } from '../../hooks/resolve-records.js'
-import { userExternalResolver, userSchema } from './users.schema.js'
+import { userSchema } from './users.schema.js'
 import type { EmailVerification, User, UserData, UserPatch, UserQuery } from './users.schema.js'
 
 export type { EmailVerification, User, UserData, UserPatch, UserQuery }
@@ -95,10 +94,10 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
         .first('v.id', 'v.user_id')
       if (!verification) throw new BadRequest(INVALID_VERIFICATION_MESSAGE, { errors: { token: 'is invalid or has expired' } })
       await trx(VERIFICATIONS).where({ id: verification.id }).update({ used_at: trx.fn.now() })
-      const [user] = await trx('users')
+      const [user] = await this.written(trx, trx('users')
         .where({ id: verification.user_id })
         .update({ email_verified_at: trx.raw('coalesce(email_verified_at, now())'), updated_at: trx.fn.now() })
-        .returning('*')
+        .returning('*'))
       return user as User
     })
   }
@@ -157,6 +156,6 @@ export const getOptions = (app: Application): UserServiceOptions => ({
   Model: app.get('knex'),
   name: 'users',
   softDelete: false,
-  read: { schema: userSchema, hidden: externalProperties(userExternalResolver) },
+  read: { schema: userSchema, hidden: ['password', 'sessions_valid_after'] },
   app
 })

@@ -5,7 +5,6 @@ import { passwordHash } from '@feathersjs/authentication-local'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, Timestamp, timestamps } from '../../schemas.js'
-import { hidden } from '../../hooks/resolve-records.js'
 
 export const userSchema = Type.Object(
   {
@@ -26,10 +25,6 @@ export type User = Static<typeof userSchema>
 
 export const userPublicSchema = Type.Omit(userSchema, ['password', 'sessions_valid_after'], { $id: 'UserPublic' })
 
-export const userExternalResolver = resolve<User, HookContext>({
-  password: hidden,
-  sessions_valid_after: hidden
-})
 
 export const userDataSchema = Type.Object(
   {

@@ -2,11 +2,10 @@ import { Forbidden, NotFound } from '@feathersjs/errors'
 import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Application, HookContext } from '../../declarations.js'
 import { authenticated } from '../../hooks/authenticate.js'
-import { resolveRecords } from '../../hooks/resolve-records.js'
 import { refuseApiKeyCallers } from '../../hooks/api-key-callers.js'
 import { UserService, getOptions } from './users.class.js'
 import {
-  userDataResolver, userDataValidator, userExternalResolver, userPatchResolver, userPatchValidator,
+  userDataResolver, userDataValidator, userPatchResolver, userPatchValidator,
   userQueryValidator, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema,
   emailVerificationSchema, emailVerificationValidator
 } from './users.schema.js'
@@ -70,7 +69,6 @@ export const user = (app: Application) => {
   } as any)
   app.service(userPath).hooks({
     around: {
-      all: [resolveRecords([], userExternalResolver)],
       find: [authenticated],
       get: [authenticatedOrLoginRead],
       patch: [authenticated, refuseApiKeyCallers]

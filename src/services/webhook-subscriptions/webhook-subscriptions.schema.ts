@@ -28,10 +28,6 @@ export const webhookSubscriptionSchema = Type.Object(
 )
 export type WebhookSubscription = Static<typeof webhookSubscriptionSchema>
 
-/** The secret leaves the service twice: in the answer of create and of rotate-secret. */
-export const webhookSubscriptionExternalResolver = resolve<WebhookSubscription, HookContext>({
-  secret: async (value, _record, context) => (context.method === 'create' || context.method === 'rotate-secret' ? value : undefined)
-})
 
 const writable = Type.Pick(webhookSubscriptionSchema, ['url', 'events', 'is_active', 'description'])
 

@@ -6,8 +6,7 @@ import { refusedAddressOf } from '../../webhooks/addresses.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { WebhookSubscriptionService, getOptions } from './webhook-subscriptions.class.js'
 import {
-  webhookSubscriptionDataResolver, webhookSubscriptionDataSchema, webhookSubscriptionDataValidator, webhookSubscriptionExternalResolver,
-  webhookSubscriptionPatchResolver, webhookSubscriptionPatchSchema, webhookSubscriptionPatchValidator, webhookSubscriptionQuerySchema,
+  webhookSubscriptionDataResolver, webhookSubscriptionDataSchema, webhookSubscriptionDataValidator, webhookSubscriptionPatchResolver, webhookSubscriptionPatchSchema, webhookSubscriptionPatchValidator, webhookSubscriptionQuerySchema,
   webhookSubscriptionQueryValidator, webhookSubscriptionRotateSchema, webhookSubscriptionRotateValidator, webhookSubscriptionSchema
 } from './webhook-subscriptions.schema.js'
 import { webhookSubscriptionMethods, webhookSubscriptionPath } from './webhook-subscriptions.shared.js'
@@ -54,7 +53,8 @@ export const webhookSubscription = (app: Application) => {
       'subscriptions, active or not (WEBHOOK_MAX_SUBSCRIPTIONS): a create beyond that is 400. See docs/integrations.md.',
     schemas: { result: webhookSubscriptionSchema, data: webhookSubscriptionDataSchema, patch: webhookSubscriptionPatchSchema, query: webhookSubscriptionQuerySchema },
     validators: { query: webhookSubscriptionQueryValidator, data: webhookSubscriptionDataValidator, patch: webhookSubscriptionPatchValidator },
-    resolvers: { external: webhookSubscriptionExternalResolver, data: webhookSubscriptionDataResolver, patch: webhookSubscriptionPatchResolver },
+    resolvers: { data: webhookSubscriptionDataResolver, patch: webhookSubscriptionPatchResolver },
+    hidden: ['secret'],
     roles: { all: ['owner', 'admin'] },
     secretFields: ['secret'],
     rules: { create: [checkUrl], patch: [checkUrl] },
