@@ -24,7 +24,7 @@ import { socketTransport } from './realtime.js'
 import { publishRecordEvents } from './realtime-events.js'
 import { channelWebhooks } from './channels/index.js'
 import { webchatWidget } from './channels/webchat-widget.js'
-import { renderedFormatter, restRequests } from './engine/rendered-answer.js'
+import { patchToBatchMethod, renderedFormatter, restRequests } from './rest.js'
 
 /** GET /health: 200 once the app is set up and while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>
@@ -112,6 +112,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(rawBodyInParams)
   app.use(clientAddressInParams)
   app.use(restRequests)
+  app.use(patchToBatchMethod(app))
   app.use(getBodyQuery())
   openApi(app)
   app.use(idempotency(app))

@@ -4,6 +4,11 @@
  * list envelopes.
  */
 
+import { Type } from '@feathersjs/typebox'
+import type { TObject } from '@feathersjs/typebox'
+import { MAX_BATCH_RECORDS, batchOf } from './engine/batch-writes.js'
+import { RecordId } from './schemas.js'
+
 /** Removes TypeBox's symbols and turns nested $id schemas into plain ones. */
 export const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema ?? {}))
 
@@ -168,3 +173,42 @@ export const keysetPageOf = (item: unknown) => ({
     next: { type: ['object', 'null'], properties: { updated_at: { type: 'string', format: 'date-time' }, id: { type: 'integer' } } }
   }
 })
+
+/**
+ * The batch methods of a resource in the document: their bodies with the resource's own create
+ * and patch records (copied without their $id), and what each does.
+ */
+export function batchMethodDocs(resource: string, upsertKeys: string[], data?: TObject, patch?: TObject) {
+  const organization_id = Type.Optional(RecordId)
+  const idProperty = Type.Unsafe<string>({ type: 'string', enum: upsertKeys })
+  const anyRecord = Type.Object({}, { additionalProperties: true })
+  const createBody = data ? Type.Object({ ...data.properties }, { additionalProperties: false }) : anyRecord
+  const changes = Type.Object({ id: RecordId, ...(patch?.properties ?? {}) }, { additionalProperties: false })
+  const name = resource.replace(/(^|-)([a-z])/g, (_m, _dash, letter: string) => letter.toUpperCase())
+  const inputOrder = Type.Array(anyRecord, { description: 'the records, in input order' })
+  const notFound = 'all or nothing (404 naming the first id not found)'
+  return {
+    upsert: {
+      data: Type.Object({ organization_id, idProperty, records: batchOf(createBody) }, { $id: `${name}Upsert`, additionalProperties: false }),
+      result: Type.Object({ created: Type.Integer(), updated: Type.Integer(), data: inputOrder }, { $id: `${name}UpsertResult` }),
+      status: 201,
+      description: `Creates or changes 1..${MAX_BATCH_RECORDS} records matched by idProperty (${upsertKeys.join(', ')}); all or nothing.`
+    },
+    'batch-update': {
+      data: Type.Object({ organization_id, records: batchOf(changes) }, { $id: `${name}BatchUpdate`, additionalProperties: false }),
+      result: inputOrder,
+      patch: true,
+      description: `Changes 1..${MAX_BATCH_RECORDS} records by id; ${notFound}.`
+    },
+    'batch-delete': {
+      data: Type.Object(
+        { organization_id, ids: Type.Array(RecordId, { minItems: 1, maxItems: MAX_BATCH_RECORDS, uniqueItems: true }) },
+        { $id: `${name}BatchDelete`, additionalProperties: false }
+      ),
+      result: inputOrder,
+      patch: true,
+      description: `Deletes 1..${MAX_BATCH_RECORDS} records by id, as single deletes do; ${notFound}.`
+    },
+    createMany: { maxItems: MAX_BATCH_RECORDS }
+  }
+}

@@ -7,7 +7,7 @@ import type { HookContext, NextFunction } from '../declarations.js'
 import { shapeError } from '../hooks/errors.js'
 import { referenceErrors } from '../hooks/references.js'
 import type { ErrorsByIndex, Reference } from '../hooks/references.js'
-import { rateLimitExceeded, rateLimitHeaders } from '../rate-limit/index.js'
+import { countBatchRecords } from '../rate-limit/batch-records.js'
 import { RecordId } from '../schemas.js'
 import { dataValidator, getValidator } from '../validators.js'
 import type { UpsertKey, UpsertRecord } from './record-service.js'
@@ -45,47 +45,26 @@ export interface WriteChains {
   after: { create?: Hook[]; patch?: Hook[]; remove?: Hook[] }
 }
 
-const records = (items: TObject) => Type.Array(items, { minItems: 1, maxItems: MAX_BATCH_RECORDS })
-const anyRecord = Type.Object({}, { additionalProperties: true })
-
 /** Bodies of the batch methods. The records themselves are validated one by one, so that errors carry their index. */
-export function batchSchemas(resource: string, declaration: BatchDeclaration, data?: TObject, patch?: TObject) {
+export function batchValidators(declaration: BatchDeclaration) {
   const idProperty = Type.Unsafe<string>({ type: 'string', enum: Object.keys(declaration.upsertKeys) })
   const organization_id = Type.Optional(RecordId)
-  const body = {
-    upsert: Type.Object({ organization_id, idProperty, records: records(anyRecord) }, { additionalProperties: false }),
-    'batch-update': Type.Object(
-      { organization_id, records: records(Type.Object({ id: RecordId }, { additionalProperties: true })) },
-      { additionalProperties: false }
+  const anyRecord = Type.Object({}, { additionalProperties: true })
+  return {
+    upsert: getValidator(Type.Object({ organization_id, idProperty, records: batchOf(anyRecord) }, { additionalProperties: false }), dataValidator),
+    'batch-update': getValidator(
+      Type.Object({ organization_id, records: batchOf(Type.Object({ id: RecordId }, { additionalProperties: true })) }, { additionalProperties: false }),
+      dataValidator
     ),
-    'batch-delete': Type.Object(
-      { organization_id, ids: Type.Array(RecordId, { minItems: 1, maxItems: MAX_BATCH_RECORDS, uniqueItems: true }) },
-      { additionalProperties: false }
+    'batch-delete': getValidator(
+      Type.Object({ organization_id, ids: Type.Array(RecordId, { minItems: 1, maxItems: MAX_BATCH_RECORDS, uniqueItems: true }) }, { additionalProperties: false }),
+      dataValidator
     )
   }
-  // The records in the document: the resource's own create and patch bodies (copied without their $id).
-  const createBody = data ? Type.Object({ ...data.properties }, { additionalProperties: false }) : anyRecord
-  const changes = Type.Object({ id: RecordId, ...(patch?.properties ?? {}) }, { additionalProperties: false })
-  const name = resource.replace(/(^|-)([a-z])/g, (_m, _dash, letter: string) => letter.toUpperCase())
-  const docs = {
-    upsert: Type.Object({ organization_id, idProperty, records: records(createBody) }, { $id: `${name}Upsert`, additionalProperties: false }),
-    upsertResult: Type.Object(
-      { created: Type.Integer(), updated: Type.Integer(), data: Type.Array(anyRecord, { description: 'the records, in input order' }) },
-      { $id: `${name}UpsertResult` }
-    ),
-    'batch-update': Type.Object({ organization_id, records: records(changes) }, { $id: `${name}BatchUpdate`, additionalProperties: false }),
-    'batch-delete': Type.Object({ ...body['batch-delete'].properties }, { $id: `${name}BatchDelete`, additionalProperties: false }),
-    records: Type.Array(anyRecord, { description: 'the records, in input order' })
-  }
-  return {
-    validators: {
-      upsert: getValidator(body.upsert, dataValidator),
-      'batch-update': getValidator(body['batch-update'], dataValidator),
-      'batch-delete': getValidator(body['batch-delete'], dataValidator)
-    },
-    docs
-  }
 }
+
+/** 1..MAX_BATCH_RECORDS items. */
+export const batchOf = (items: TObject) => Type.Array(items, { minItems: 1, maxItems: MAX_BATCH_RECORDS })
 
 declare module '@feathersjs/feathers' {
   interface Params {
@@ -111,21 +90,6 @@ export function batchRoles<R>(roles: Partial<Record<string, R[]>> | undefined): 
 export function checkSize(count: number) {
   if (count < 1 || count > MAX_BATCH_RECORDS) {
     throw new BadRequest('Validation failed', { errors: { body: `must hold 1 to ${MAX_BATCH_RECORDS} records` } })
-  }
-}
-
-/**
- * The records of a batch count against the organization's batch record budget
- * (BATCH_RECORDS_PER_HOUR per sliding hour), on top of the one request the call counts as
- * against the API-key limit. Over the budget: the spec's 429, nothing written.
- */
-async function countRecords(context: HookContext, organizationId: number, count: number) {
-  const limiter = context.app.get('rateLimiter')
-  if (!limiter || !context.params.provider) return
-  const decision = await limiter.consumeUnits(`batch-records:org:${organizationId}`, { points: context.app.get('batchRecordsPerHour'), windowS: 3600 }, count)
-  if (!decision.allowed) {
-    context.http = { ...context.http, headers: { ...context.http?.headers, ...rateLimitHeaders(decision) } }
-    throw rateLimitExceeded(decision)
   }
 }
 
@@ -226,14 +190,14 @@ async function afterEach(context: HookContext, hooks: Hook[] | undefined, method
 }
 
 /** The hooks of the batch methods of one resource, and of its create when the body is an array. */
-export function batchHooks(chains: WriteChains, validators: ReturnType<typeof batchSchemas>['validators']) {
+export function batchHooks(chains: WriteChains, validators: ReturnType<typeof batchValidators>) {
   /** POST /<path> with an array: the records are prepared, then written by one INSERT (the service's _create). */
   const createMany: Hook = async (context) => {
     const input = context.data as Record<string, unknown>[]
     checkSize(input.length)
     const organizationId = (input.find((record) => record && typeof record === 'object') as any)?.organization_id
     if (organizationId === undefined) throw new BadRequest('Invalid records', { errors: { 0: { body: 'must be an object' } } })
-    await countRecords(context, organizationId, input.length)
+    await countBatchRecords(context, organizationId, input.length)
     context.data = (await prepareRecords(context, chains, 'create', input, organizationId)).rows
   }
 
@@ -246,7 +210,7 @@ export function batchHooks(chains: WriteChains, validators: ReturnType<typeof ba
     async (context) => {
       const { organization_id: organizationId, idProperty, records } = context.data as { organization_id: number; idProperty: string; records: Record<string, unknown>[] }
       checkSize(records.length)
-      await countRecords(context, organizationId, records.length)
+      await countBatchRecords(context, organizationId, records.length)
       const { rows, sent } = await prepareRecords(context, chains, 'create', records, organizationId)
       context.data = { organization_id: organizationId, idProperty, records: rows.map((row, index): UpsertRecord => ({ row, sent: sent[index] })) }
       context.http = { ...context.http, status: 201 }
@@ -259,7 +223,7 @@ export function batchHooks(chains: WriteChains, validators: ReturnType<typeof ba
       const { organization_id: organizationId, records } = context.data as { organization_id: number; records: { id: number }[] }
       checkSize(records.length)
       refuseRepeatedIds(records.map((record) => record.id))
-      await countRecords(context, organizationId, records.length)
+      await countBatchRecords(context, organizationId, records.length)
       const stored = await (context.service as any).liveRows(organizationId, records.map((record) => record.id), context.params)
       const changes = records.map(({ id: _id, ...change }) => change)
       const { rows } = await prepareRecords(context, chains, 'patch', changes, organizationId, stored)
@@ -271,7 +235,7 @@ export function batchHooks(chains: WriteChains, validators: ReturnType<typeof ba
     schemaHooks.validateData(validators['batch-delete']),
     async (context) => {
       const { organization_id: organizationId, ids } = context.data as { organization_id: number; ids: number[] }
-      await countRecords(context, organizationId, ids.length)
+      await countBatchRecords(context, organizationId, ids.length)
     }
   ]
 
@@ -313,16 +277,4 @@ export const emitBatchEvents = async (context: HookContext, next: NextFunction) 
     if (pending) pending.push({ service: context.self as any, event: events[index], data: record, context })
     else (context.self as any).emit(events[index], record, context)
   })
-}
-
-/**
- * Koa middleware of a batch resource: PATCH /<path> with X-Service-Method batch-update or
- * batch-delete (the issue's form) reaches the custom method, like the POST form does.
- */
-export const patchToBatchMethod = async (ctx: any, next: () => Promise<unknown>) => {
-  const method = ctx.request.headers['x-service-method']
-  if (ctx.method === 'PATCH' && (method === 'batch-update' || method === 'batch-delete') && !ctx.lookup?.params?.__id) {
-    ctx.request.method = 'POST'
-  }
-  return next()
 }

@@ -1,45 +1,28 @@
 import type { HookContext } from '../declarations.js'
 import { fieldError } from '../hooks/errors.js'
 import { MAX_IN_LIST } from '../schemas.js'
-import { definitionsFor, valueProblem } from '../services/custom-fields/custom-field-values.js'
-import type { CustomFieldDefinition } from '../services/custom-fields/custom-field-values.js'
-import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
-import type { CustomFieldFilter } from './record-service.js'
+import { definitionsFor, valueProblem } from '../hooks/custom-field-values.js'
+import type { CustomFieldDefinition } from '../hooks/custom-field-values.js'
+import type { CustomFieldEntity } from '../hooks/custom-field-values.js'
+import type { CustomFieldFilter } from './read-request.js'
 
 /** The list query keys that filter on a custom field by name: custom_fields_by_name.<name>. */
 export const CUSTOM_FIELD_FILTER = 'custom_fields_by_name.'
-
-/** The custom_fields_by_name.<name> keys of a list query, kept in params until the organization is known. */
-export function takeCustomFieldQuery(context: HookContext, query: Record<string, unknown>) {
-  const kept: Record<string, unknown> = {}
-  const custom: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(query)) {
-    if (key.startsWith(CUSTOM_FIELD_FILTER)) custom[key.slice(CUSTOM_FIELD_FILTER.length)] = value
-    else kept[key] = value
-  }
-  if (Object.keys(custom).length > 0) context.params.customFieldQuery = custom
-  return kept
-}
 
 /**
  * custom_fields_by_name.<name> filters of a list, once the organization is pinned: each name
  * must be a live custom field of the organization (else 400 naming it); equality and $in on any
  * field, ranges ($gt, $gte, $lt, $lte) on number and date fields; values checked like stored ones.
  */
-export function filterCustomFields(entity: CustomFieldEntity) {
-  return async (context: HookContext) => {
-    const input = context.params.customFieldQuery
-    if (!input) return
-    const organizationId = context.params.query!.organization_id as number
-    const definitions = new Map((await definitionsFor(context, organizationId, entity)).map((definition) => [definition.name, definition]))
-    const filters: CustomFieldFilter[] = []
-    for (const [name, condition] of Object.entries(input)) {
-      const definition = definitions.get(name)
-      if (!definition) throw fieldError(`${CUSTOM_FIELD_FILTER}${name}`, 'is not a custom field name of this organization')
-      filters.push(...customFieldConditions(definition, condition))
-    }
-    context.params.customFieldFilters = filters
+export async function customFieldFilters(context: HookContext, entity: CustomFieldEntity, organizationId: number, input: Record<string, unknown>) {
+  const definitions = new Map((await definitionsFor(context, organizationId, entity)).map((definition) => [definition.name, definition]))
+  const filters: CustomFieldFilter[] = []
+  for (const [name, condition] of Object.entries(input)) {
+    const definition = definitions.get(name)
+    if (!definition) throw fieldError(`${CUSTOM_FIELD_FILTER}${name}`, 'is not a custom field name of this organization')
+    filters.push(...customFieldConditions(definition, condition))
   }
+  return filters
 }
 
 const RANGE_OPERATORS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const

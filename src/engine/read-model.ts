@@ -1,8 +1,8 @@
 import type { Knex } from 'knex'
 import type { TObject } from '@feathersjs/typebox'
-import type { CustomFieldAddressing } from '../services/custom-fields/custom-field-values.js'
-import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
-import { ISO_TIMESTAMP, columnsOf, quote, renderedColumn } from './catalog.js'
+import type { CustomFieldAddressing } from '../hooks/custom-field-values.js'
+import type { CustomFieldEntity } from '../hooks/custom-field-values.js'
+import { ISO_TIMESTAMP, columnsOf, quote, renderedColumn, sqlText } from './catalog.js'
 import type { SearchQueries } from './search.js'
 
 /**
@@ -53,6 +53,10 @@ export interface ReadModelDeclaration {
   hidden?: string[]
   /** The relations a single record carries (a read by id, a write's answer, an event). */
   record?: Relation[]
+  /** The relations a list attaches (with its flag), which a read by id may ask for too. */
+  list?: Relation[]
+  /** Conditions every row of the service meets, fixed for the service (equality on columns). */
+  where?: Record<string, string | number | boolean>
 }
 
 /** What one read asks besides its rows: the relations to attach and the fields to keep. */
@@ -82,6 +86,8 @@ export const customFieldsProperty = (by: CustomFieldAddressing) => `custom_field
 export class ReadModel {
   /** The select list of each set of relations (a declared array), written once: it depends on nothing else. */
   private projections = new Map<Relation[] | undefined, Promise<string>>()
+  /** The text of a read by id for each declared set of relations, deleted rows or not, scoped or not. */
+  private byIdTexts = new Map<string, Promise<string>>()
 
   constructor(
     private readonly base: Knex,
@@ -209,10 +215,47 @@ export class ReadModel {
     }
   }
 
+  /**
+   * A read by id, scoped to some organizations (null: any, for the service's own calls). Its text
+   * depends on the relations and on deleted rows being read or not only: written once for each
+   * declared set of relations, run as a named statement with the id and the organizations bound.
+   */
+  async byId(db: Knex, relations: Relation[] | undefined, withDeleted: boolean, id: unknown, organizations: number[] | null): Promise<Statement> {
+    const declared = [undefined, this.declaration.record, this.declaration.list].indexOf(relations)
+    const key = `${declared}:${withDeleted}:${organizations !== null}`
+    let text = declared === -1 ? undefined : this.byIdTexts.get(key)
+    if (!text) {
+      text = this.byIdText(db, relations, withDeleted, organizations !== null)
+      if (declared !== -1) {
+        text.catch(() => this.byIdTexts.delete(key))
+        this.byIdTexts.set(key, text)
+      }
+    }
+    const sql = await text
+    const bindings = organizations === null ? [id] : [id, organizations]
+    return { raw: db.raw(sql, bindings as Knex.RawBinding[]), native: { sql: numbered(sql), bindings } }
+  }
+
+  private async byIdText(db: Knex, relations: Relation[] | undefined, withDeleted: boolean, scoped: boolean) {
+    const conditions = [
+      'p.id = ?',
+      ...(scoped ? ['p.organization_id = ANY(?::int[])'] : []),
+      ...(this.declaration.softDelete && !withDeleted ? ['p.deleted_at IS NULL'] : []),
+      ...Object.entries(this.declaration.where ?? {}).map(([column, value]) => `p.${quote(column)} = ${typeof value === 'string' ? sqlText(value) : value}`)
+    ]
+    return `SELECT row_to_json(r)::text AS answer FROM (SELECT ${await this.projection(db, { relations })} FROM ${quote(this.table)} AS p WHERE ${conditions.join(' AND ')}) AS r`
+  }
+
   /** One record as a JSON object (no row: no answer), `rows` holding at most that record. */
   async record(db: Knex, rows: Knex.QueryBuilder, shape: ReadShape): Promise<Statement> {
     return { raw: db.raw(`SELECT row_to_json(r)::text AS answer FROM (SELECT ${await this.projection(db, shape)} FROM (?) AS p) AS r`, [rows]) }
   }
+}
+
+/** A statement's `?` placeholders as $1, $2 … (its text holds no other question mark). */
+const numbered = (sql: string) => {
+  let position = 0
+  return sql.replace(/\?/g, () => `$${++position}`)
 }
 
 /** The records of `rows` (a FROM item aliased p, with its ORDER BY) as one JSON array text. */

@@ -7,15 +7,14 @@ import { preparedRows } from '../db.js'
 import { searchQueries } from './search.js'
 import type { SearchRule } from './search.js'
 import { ReadModel } from './read-model.js'
-import type { ReadModelDeclaration, ReadShape, Relation, Statement } from './read-model.js'
+import type { ReadModelDeclaration, ReadShape, Statement } from './read-model.js'
+import type { CustomFieldFilter } from './read-request.js'
 import { RenderedAnswer } from './rendered-answer.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
 import { upsertRows } from './upsert.js'
 import { WriteGuardsFailed, allHold, guardedInsert, guardsOf } from './write-guards.js'
 import type { GuardedWriter } from './write-guards.js'
-import { CompiledReads } from './compiled-reads.js'
-import type { ReadValues } from './compiled-reads.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
 
 export type { UpsertKey, UpsertRecord }
@@ -44,6 +43,8 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
   softDelete?: boolean
   /** Deleting a record soft-deletes these dependants at the same instant, in the same transaction. */
   softDeleteCascade?: SoftDeleteCascade[]
+  /** Conditions every row of the service meets (a channel's messages): equality on columns, fixed for the service. */
+  where?: Record<string, string | number | boolean>
   /** The columns a query may filter on (set by the resource factory from the query schemas). */
   filterable?: ReadonlySet<string>
   /** The keys a batch upsert may match records by (set by the resource factory from the declaration). */
@@ -65,32 +66,8 @@ export interface RecordServiceOptions extends KnexAdapterOptions {
   triggerFamilies?: TriggerFamily[]
 }
 
-/** A condition on stored custom-field values (built by the resource factory from custom_fields_by_name filters). */
-export type CustomFieldFilter =
-  /** The record's values contain any of these objects (jsonb @>, served by the GIN index on custom_fields). */
-  | { anyOf: Record<string, unknown>[] }
-  /** A number or date range on one field. */
-  | { key: string; type: 'number' | 'date'; comparisons: ['>' | '>=' | '<' | '<=', unknown][] }
-
-/** The cursor of a keyset page: the (updated_at, id) of the last record read. */
-export interface KeysetCursor {
-  updated_at: string
-  id: number
-}
-
 declare module '@feathersjs/feathers' {
   interface Params {
-    /** $withDeleted: deleted records are listed too, with their deleted_at. */
-    withDeleted?: boolean
-    /** $after: a keyset page, the records after this (updated_at, id) in the $sort direction. */
-    after?: KeysetCursor
-    customFieldFilters?: CustomFieldFilter[]
-    /** The related records a read attaches (set by the resource factory from its joins). */
-    relations?: Relation[]
-    /** $select: the properties the answer keeps (id always), taken out of the query by the factory. */
-    selectFields?: string[]
-    /** The call may be answered as the JSON text Postgres wrote (RenderedAnswer): set for a REST request's own read. */
-    rendered?: boolean
     /** Set around a delete by the resource factory: the dependants the delete soft-deleted, for their events. */
     cascaded?: CascadedRow[]
   }
@@ -118,16 +95,6 @@ const qualify = (table: string, column: string) => (column.includes('.') ? colum
 const COMPARISONS = new Set(['>', '>=', '<', '<='])
 const PAGING = new Set(['$limit', '$skip', '$sort', '$select'])
 
-// A number for each declared set of relations (the factory's arrays live as long as the app).
-const relationSets = new WeakMap<Relation[], number>()
-let relationSetCount = 0
-const relationsKey = (relations: Relation[] | undefined) => {
-  if (!relations) return 0
-  let key = relationSets.get(relations)
-  if (key === undefined) relationSets.set(relations, (key = ++relationSetCount))
-  return key
-}
-
 /**
  * The shared base of every table-backed service: Feathers' knex adapter with soft delete,
  * tenant-safe filters, keyset pages and batch writes, and one read path. Every list and every read
@@ -144,8 +111,6 @@ export class RecordService<
   private readModel?: ReadModel
   /** Single creates and patches check their calls' write guards in their own statement (write-guards.ts). */
   readonly guardsWrites: boolean = true
-  /** Reads by id, compiled once per shape. */
-  private readonly compiledReads = new CompiledReads()
 
   get table() {
     return this.options.name
@@ -163,7 +128,7 @@ export class RecordService<
   get model(): ReadModel {
     const { read } = this.options
     if (!read) throw new Error(`${this.table}: a RecordService needs options.read, the shape its reads send`)
-    this.readModel ??= new ReadModel(this.knex, { table: this.table, softDelete: this.softDelete, ...read })
+    this.readModel ??= new ReadModel(this.knex, { table: this.table, softDelete: this.softDelete, where: this.options.where, ...read })
     return this.readModel
   }
 
@@ -198,22 +163,22 @@ export class RecordService<
   }
 
   /**
-   * The scoped, live rows of this table matching params.query, in the $sort order with id breaking
-   * ties. An override may add conditions whose values are fixed for the service, never values from
-   * params other than the query: reads by id are compiled once per shape (compiled-reads.ts), with
-   * only the query's values and the id bound per call.
+   * The scoped, live rows of this table matching params.query and the read request, in the $sort
+   * order with id breaking ties; a service's fixed conditions (options.where) always hold.
    */
   createQuery(params: ServiceParams = {} as ServiceParams) {
     const { filters } = this.filterQuery(params)
+    const read = params.read ?? {}
     const sort: Record<string, number> = { ...(filters.$sort ?? {}) }
     const builder = super.createQuery({ ...params, query: { ...params.query, $sort: undefined, $select: undefined } } as ServiceParams)
-    if (this.softDelete && !params.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
-    if (params.after) {
+    for (const [column, value] of Object.entries(this.options.where ?? {})) builder.where(`${this.table}.${column}`, value)
+    if (this.softDelete && !read.withDeleted) builder.whereNull(`${this.table}.deleted_at`)
+    if (read.after) {
       // A row comparison: one range of the (organization_id, updated_at, id) index, whatever the page.
       const direction = Number(sort.updated_at) === -1 ? '<' : '>'
-      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [`${this.table}.updated_at`, `${this.table}.id`, params.after.updated_at, params.after.id])
+      builder.whereRaw(`(??, ??) ${direction} (?::timestamptz, ?)`, [`${this.table}.updated_at`, `${this.table}.id`, read.after.updated_at, read.after.id])
     }
-    for (const filter of params.customFieldFilters ?? []) this.whereCustomFields(builder, filter)
+    for (const filter of read.customFieldFilters ?? []) this.whereCustomFields(builder, filter)
     for (const [column, direction] of Object.entries(sort)) builder.orderBy(qualify(this.table, column), Number(direction) === -1 ? 'desc' : 'asc')
     if (!('id' in sort)) builder.orderBy(`${this.table}.id`, Number(Object.values(sort)[0] ?? 1) === -1 ? 'desc' : 'asc')
     return builder
@@ -237,19 +202,14 @@ export class RecordService<
     }
   }
 
-  /** What a read attaches and keeps, from the call's params (the factory sets them). */
-  private shapeOf(params: ServiceParams): ReadShape {
-    return { relations: params.relations, select: params.selectFields }
-  }
-
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
     const db = this.dbOf(params)
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
-    const shape = this.shapeOf(params)
+    const shape: ReadShape = params.read ?? {}
     const limit = filters.$limit
-    if (params.after) {
+    if (params.read?.after) {
       const descending = Number(filters.$sort?.updated_at) === -1
       const statement = await this.model.keysetPage(db, builder.limit(limit ?? 10), limit ?? 10, descending, shape)
       return this.answer(await this.run(db, statement), params)
@@ -271,8 +231,8 @@ export class RecordService<
   private totalOf(db: Knex, builder: Knex.QueryBuilder, params: ServiceParams) {
     const query = params.query ?? {}
     const organizationId = query.organization_id
-    const wholeOrganization = this.options.triggerFamilies?.includes('record_counts') && this.softDelete && !params.knex && !params.withDeleted &&
-      !params.customFieldFilters?.length && Number.isSafeInteger(organizationId) &&
+    const wholeOrganization = this.options.triggerFamilies?.includes('record_counts') && this.softDelete && !params.knex && !params.read?.withDeleted &&
+      !params.read?.customFieldFilters?.length && Number.isSafeInteger(organizationId) &&
       Object.keys(query).every((key) => key === 'organization_id' || PAGING.has(key) || query[key] === undefined)
     if (wholeOrganization) {
       return db('record_counts').where({ organization_id: organizationId, table_name: this.table }).select(db.raw('COALESCE(sum(live), 0)::bigint'))
@@ -280,20 +240,20 @@ export class RecordService<
     return builder.clone().clearSelect().clearOrder().count('*')
   }
 
+  /**
+   * A read by id. Scoped to organizations and nothing else (the by-id query), it runs the
+   * statement the read model wrote once for its relations (ReadModel.byId), only the id and the
+   * organizations bound; a $select, a caller's own builder or other conditions are built for the call.
+   */
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
     const db = this.dbOf(params)
-    const shape = this.shapeOf(params)
-    const read = async ({ query, id }: ReadValues) => {
-      const builder = params.knex ? params.knex.clone() : this.createQuery({ ...params, query })
-      return this.model.record(db, builder.where(`${this.table}.id`, id as Id).clearOrder().limit(1), shape)
-    }
-    // Paging means nothing to a read by id (the query validation may have set a default $limit).
-    const values = { query: { ...params.query, $limit: undefined, $skip: undefined, $sort: undefined }, id }
-    // A $select, a caller's own builder or a list's params (a cursor, custom-field filters) are the
-    // call's alone: built for it, never kept.
-    const statement = params.knex || shape.select || params.after || params.customFieldFilters?.length
-      ? await read(values)
-      : await this.compiledReads.statement(db, `${relationsKey(shape.relations)}:${params.withDeleted ? 'all' : 'live'}`, values, read)
+    const read = params.read ?? {}
+    const { organization_id: organizations, $limit: _limit, $skip: _skip, $sort: _sort, ...other } = (params.query ?? {}) as Record<string, any>
+    const scope = organizations === undefined ? null : typeof organizations === 'object' ? organizations.$in : [organizations]
+    const plain = !params.knex && !read.select && Object.keys(other).length === 0 && (scope === null || Array.isArray(scope))
+    const statement = plain
+      ? await this.model.byId(db, read.relations, Boolean(read.withDeleted), id, scope)
+      : await this.model.record(db, (params.knex ? params.knex.clone() : this.createQuery(params)).where(`${this.table}.id`, id).clearOrder().limit(1), read)
     const text = await this.run(db, statement)
     if (text === undefined) throw notFound(id)
     return this.answer(text, params)
@@ -318,7 +278,7 @@ export class RecordService<
   /** The text as it is for a REST request's own read, the parsed object for anyone else. */
   private answer(text: string | undefined, params: ServiceParams): any {
     if (text === undefined) return undefined
-    return params.rendered ? new RenderedAnswer(text) : JSON.parse(text)
+    return params.read?.rendered ? new RenderedAnswer(text) : JSON.parse(text)
   }
 
   /**
@@ -496,6 +456,7 @@ export class RecordService<
     const { query } = this.filterQuery(params)
     const builder = this.db(params)
     this.knexify(builder, query)
+    for (const [column, value] of Object.entries(this.options.where ?? {})) builder.where(`${this.table}.${column}`, value)
     if (this.softDelete) builder.whereNull(`${this.table}.deleted_at`)
     if (id !== null) builder.where(`${this.table}.id`, id)
     return builder

@@ -18,12 +18,14 @@ import { eventTypeOf } from '../webhooks/events.js'
 import type { SoftDeleteCascade } from './record-service.js'
 import { RECORD_ID_MESSAGE, RecordId, isRecordId } from '../schemas.js'
 import { queryValidator, getValidator } from '../validators.js'
-import { storeCustomFieldValues } from '../services/custom-fields/custom-field-values.js'
-import type { CustomFieldEntity } from '../services/custom-fields/custom-fields.schema.js'
-import { filterCustomFields, takeCustomFieldQuery } from './custom-field-filters.js'
+import { storeCustomFieldValues } from '../hooks/custom-field-values.js'
+import type { CustomFieldEntity } from '../hooks/custom-field-values.js'
+import { isReadParameter, readRequest } from './read-request.js'
+import type { ReadDeclaration } from './read-request.js'
 import type { Relation } from './read-model.js'
 import type { CustomMethodDocs, ServiceDocs } from '../openapi.js'
-import { BATCH_METHODS, MAX_BATCH_RECORDS, batchHooks, batchRoles, batchSchemas, emitBatchEvents, patchToBatchMethod } from './batch-writes.js'
+import { BATCH_METHODS, batchHooks, batchRoles, batchValidators, emitBatchEvents } from './batch-writes.js'
+import { batchMethodDocs } from '../openapi-schemas.js'
 import type { BatchDeclaration } from './batch-writes.js'
 
 export type ResourceHook = (context: HookContext<any>) => Promise<unknown> | unknown
@@ -132,106 +134,29 @@ function filterableColumns(query: TObject, flags: string[]) {
 }
 
 /**
- * The list query of find, the by-id query of every other method. List flags on a call by id are
+ * The list query of find, the by-id query of every other method; a read's own parameters (the
+ * list flag, $select, custom_fields_by_name.<name>) are kept aside for readRequest, since the
+ * query schema does not describe them all. List flags on a call by id other than a get's are
  * ignored by declaration (removed before validation); any other list filter there is a 400.
- * The join flag of a find is taken out of the query into params.joinList.
  */
-function validateQueries(options: TenantResourceOptions, flags: string[]): ResourceHook {
-  const listFlag = options.joins?.flag
-  const selects = '$select' in options.schemas.query.properties
-  const takeSelect = selectedFields(options)
-  const filtersCustomFields = options.customFields?.by === 'name'
+function validateQueries(options: TenantResourceOptions, flags: string[], declaration: ReadDeclaration): ResourceHook {
   const validateList = schemaHooks.validateQuery(options.validators.query)
   const validateById = schemaHooks.validateQuery(idQueryValidator)
   return async (context) => {
-    const query = context.params.query as Record<string, unknown> | undefined
-    if (context.method === 'find') {
-      if (filtersCustomFields && query) context.params.query = takeCustomFieldQuery(context, query)
-      await validateList(context)
-      if (listFlag && context.params.query?.[listFlag] !== undefined) {
-        const { [listFlag]: flag, ...rest } = context.params.query
-        context.params.joinList = flag === true
-        context.params.query = rest
-      }
-      takeSyncParameters(context)
-      takeSelect(context)
-      return
+    const reading = context.method === 'find' || context.method === 'get'
+    if (context.method !== 'find' && context.id !== null && context.id !== undefined && !isRecordId(context.id)) {
+      // Before any SQL: a malformed id inside a write's transaction would abort it.
+      throw fieldError('id', RECORD_ID_MESSAGE)
     }
-    // Before any SQL: a malformed id inside a write's transaction would abort it.
-    if (context.id !== null && context.id !== undefined && !isRecordId(context.id)) throw fieldError('id', RECORD_ID_MESSAGE)
-    if (query) {
-      const kept: Record<string, unknown> = {}
-      for (const [key, value] of Object.entries(query)) {
-        if (key === listFlag && context.method === 'get') context.params.joinList = value === true || value === 'true'
-        else if (!flags.includes(key)) kept[key] = value
-      }
-      context.params.query = kept
+    const aside: Record<string, unknown> = {}
+    const filters: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(context.params.query ?? {})) {
+      if (reading && isReadParameter(key, declaration, context.method)) aside[key] = value
+      else if (context.method === 'find' || !flags.includes(key)) filters[key] = value
     }
-    if (selects && context.method === 'get') takeSelect(context)
-    await validateById(context)
-  }
-}
-
-/**
- * $select: taken out of the query into params.selectFields, each name checked against the
- * resource's schema (joined objects by their names, e.g. company). The records are read whole
- * and trimmed on the way out (selectFields), so resolvers and joins still see the columns they
- * need; naming a joined object attaches the joins as the list flag would.
- */
-function selectedFields(options: TenantResourceOptions) {
-  const fields = new Set(Object.keys(options.schemas.result.properties))
-  const relations = [...(options.joins?.list ?? []), ...(options.joins?.record ?? [])]
-  const joined = new Set(relations.map((relation) => relation.as))
-  return (context: HookContext) => {
-    const query = context.params.query as Record<string, unknown> | undefined
-    if (!query || query.$select === undefined) return
-    const { $select, ...rest } = query
-    const names = Array.isArray($select) ? $select : [$select]
-    for (const name of names) {
-      if (typeof name !== 'string' || !fields.has(name)) throw fieldError(`$select.${String(name)}`, 'is not a field of this resource')
-    }
-    context.params.selectFields = names as string[]
-    if (names.some((name) => joined.has(name as string))) context.params.joinList = true
-    context.params.query = rest
-  }
-}
-
-/** $withDeleted and $after, taken out of a validated list query into params for RecordService. */
-function takeSyncParameters(context: HookContext) {
-  const { $withDeleted, $after, ...rest } = context.params.query ?? {}
-  if ($withDeleted === true) context.params.withDeleted = true
-  if ($after !== undefined) {
-    if (rest.$skip !== undefined) throw fieldError('$after', 'cannot be combined with $skip: a keyset page starts after its cursor')
-    const sort = rest.$sort as Record<string, number> | undefined
-    if (sort === undefined) rest.$sort = { updated_at: 1, id: 1 }
-    else if (Object.keys(sort).join(',') !== 'updated_at,id' || Number(sort.updated_at) !== Number(sort.id)) {
-      throw fieldError('$sort', 'must be {updated_at, id}, both in one direction, with $after')
-    }
-    context.params.after = $after
-  }
-  context.params.query = rest
-}
-
-/** A find attaches the list relations: always, or when its flag asks for them. */
-const listJoined = (joins: NonNullable<TenantResourceOptions['joins']>, context: HookContext) =>
-  Boolean(joins.list) && (!joins.flag || Boolean(context.params.joinList))
-
-/**
- * The last before hook of find and get: the relations the read attaches (read in its own
- * statement), and whether the answer may go out as the text Postgres wrote: only to the REST
- * request's own call of a method nothing runs after (set last, so no earlier hook that copied
- * the params to call another service carries it).
- */
-function readShape(joins: TenantResourceOptions['joins'], afterHooks: Set<string>): ResourceHook {
-  return (context) => {
-    const { params, method } = context
-    if (joins) {
-      const relations = method === 'find'
-        ? (listJoined(joins, context) ? joins.list : undefined)
-        : joins.record ?? (params.joinList ? joins.list : undefined)
-      if (relations) params.relations = relations
-    }
-    if (params.restRequest?.owns(context) && !afterHooks.has(method)) params.rendered = true
+    context.params.query = filters
+    await (context.method === 'find' ? validateList : validateById)(context)
+    context.params.query = { ...context.params.query, ...aside }
   }
 }
 
@@ -283,6 +208,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
       customFields: options.customFields,
       hidden: [...(options.hidden ?? []), ...(options.secretFields ?? [])],
       record: options.joins?.record,
+      list: options.joins?.list,
       computed: computed && Object.fromEntries(Object.entries(computed).map(([name, sql]) => [name, typeof sql === 'function' ? sql(app) : sql]))
     }
   }
@@ -295,17 +221,13 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   const customDocs: Record<string, unknown> = {}
   for (const [name, method] of Object.entries(options.custom ?? {})) customDocs[name] = method.docs
   if (options.multiPatch) customDocs.multiPatch = options.multiPatch.docs
-  const batch = options.batch ? batchSchemas(path, options.batch, schemas.data, schemas.patch) : undefined
-  if (options.batch && batch) {
+  const batch = options.batch ? batchValidators(options.batch) : undefined
+  if (options.batch) {
     const missing = BATCH_METHODS.filter((method) => !options.methods.includes(method))
     if (missing.length) throw new Error(`${path} declares batch writes but does not list the methods ${missing.join(', ')}`)
     service.options.upsertKeys = options.batch.upsertKeys
     service.options.multi = ['create']
-    const { docs } = batch
-    customDocs.upsert = { data: docs.upsert, result: docs.upsertResult, status: 201, description: `Creates or changes 1..${MAX_BATCH_RECORDS} records matched by idProperty (${Object.keys(options.batch.upsertKeys).join(', ')}); all or nothing.` }
-    customDocs['batch-update'] = { data: docs['batch-update'], result: docs.records, patch: true, description: 'Changes 1..100 records by id; all or nothing (404 naming the first id not found).' }
-    customDocs['batch-delete'] = { data: docs['batch-delete'], result: docs.records, patch: true, description: 'Deletes 1..100 records by id, as single deletes do; all or nothing (404 naming the first id not found).' }
-    customDocs.createMany = { maxItems: MAX_BATCH_RECORDS }
+    Object.assign(customDocs, batchMethodDocs(path, Object.keys(options.batch.upsertKeys), schemas.data, schemas.patch))
   }
 
   app.use(path, service, {
@@ -317,7 +239,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     readRoles: options.roles?.find ?? options.roles?.all,
     secretFields: options.secretFields,
     readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
-    koa: { ...options.koa, before: [...(batch ? [patchToBatchMethod] : []), ...(options.koa?.before ?? [])] },
+    koa: options.koa,
     docs: {
       description: options.description,
       ...options.docs,
@@ -334,21 +256,24 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
     resolvers: { data: options.resolvers?.data, patch: options.resolvers?.patch },
     after: options.after ?? {}
   }
-  const batchWrites = chains && batch ? batchHooks(chains, batch.validators) : undefined
+  const batchWrites = chains && batch ? batchHooks(chains, batch) : undefined
   const createOne = writeChain(options.validators.data, references, customFields, rules.create, options.resolvers?.data)
   const patchOne = writeChain(options.validators.patch, references, customFields, rules.patch, options.resolvers?.patch)
   const patchMany = options.multiPatch
     ? [schemaHooks.validateData(options.multiPatch.data), ...(options.multiPatch.before ?? [])]
     : [refuseMultiPatch]
-  const shape = readShape(options.joins, new Set(Object.keys(options.after ?? {})))
+  const declaration: ReadDeclaration = {
+    flag: options.joins?.flag,
+    list: options.joins?.list,
+    record: options.joins?.record,
+    fields: Object.keys(schemas.result.properties),
+    customFields: options.customFields?.by === 'name' ? options.customFields.entity : undefined
+  }
+  const read = readRequest(declaration, new Set(Object.keys(options.after ?? {})))
   const before: Record<string, ResourceHook[]> = {
-    all: [validateQueries(options, flags), scopeFor(options)],
-    find: [
-      ...(options.customFields?.by === 'name' ? [filterCustomFields(options.customFields.entity)] : []),
-      ...(rules.find ?? []),
-      shape
-    ],
-    get: [...(rules.get ?? []), shape],
+    all: [validateQueries(options, flags, declaration), scopeFor(options)],
+    find: [...(rules.find ?? []), read],
+    get: [...(rules.get ?? []), read],
     create: [async (context: HookContext) => runAll(batchWrites && Array.isArray(context.data) ? [batchWrites.createMany] : createOne)(context)],
     patch: [async (context: HookContext) => runAll(context.id === null ? patchMany : patchOne)(context)],
     remove: rules.remove ?? []
@@ -424,15 +349,4 @@ function scopeFor(options: TenantResourceOptions): ResourceHook {
 /** A PATCH without an id changes nothing unless the resource declares what such a call means. */
 const refuseMultiPatch: ResourceHook = async () => {
   throw new BadRequest('PATCH needs the id of the record to change')
-}
-
-declare module '@feathersjs/feathers' {
-  interface Params {
-    /** The list join flag of the call (fastJoinFor…List), taken out of the query by the factory. */
-    joinList?: boolean
-    /** $select: the fields the answer keeps (id always), taken out of the query by the factory. */
-    selectFields?: string[]
-    /** The custom_fields_by_name.<name> filters of a list, by name, until they are checked. */
-    customFieldQuery?: Record<string, unknown>
-  }
 }

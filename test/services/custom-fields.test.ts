@@ -3,7 +3,7 @@ import { countQueries, startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { loadDefinitions, validateCustomFieldValues } from '../../src/services/custom-fields/custom-field-values.js'
+import { loadDefinitions, validateCustomFieldValues } from '../../src/hooks/custom-field-values.js'
 
 describe('custom fields', () => {
   let t: TestApp

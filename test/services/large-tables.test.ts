@@ -42,6 +42,8 @@ describe('large tables', () => {
       { searchTerm: 'c81e7', searchIn: 'email' },
       { searchTerm: '791979', searchIn: 'phone', phone_country_code: '+1', phone_country_iso: 'US' }
     ]
+    // The key's first request reads and touches it: not the search's work.
+    await search(tenant, cases[0])
     for (const body of cases) {
       const { result: res, statements } = await countQueries(t.db, () => search(tenant, body))
       expect(res.status, JSON.stringify(res.body)).toBe(200)

@@ -1,12 +1,12 @@
 import { BadRequest } from '@feathersjs/errors'
-import type { NullableId } from '@feathersjs/feathers'
-import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
+import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { inTransaction } from '../../hooks/deferred-events.js'
 import type { PendingEvent } from '../../hooks/deferred-events.js'
 import { queueDelivery } from '../../channels/delivery.js'
 import { RecordService } from '../../engine/record-service.js'
+import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { Channel } from '../conversations/conversations.schema.js'
 import { PREVIEW_LENGTH } from './conversation-messages.schema.js'
 import type { ConversationMessage, ConversationMessageQuery, ConversationMessageSend } from './conversation-messages.schema.js'
@@ -14,7 +14,7 @@ import type { ConversationMessage, ConversationMessageQuery, ConversationMessage
 export type { ConversationMessage, ConversationMessageQuery, ConversationMessageSend }
 export type ConversationMessageParams = KnexAdapterParams<ConversationMessageQuery>
 
-export interface ConversationMessageOptions extends KnexAdapterOptions {
+export interface ConversationMessageOptions extends RecordServiceOptions {
   /** The one channel whose messages this service reads, deletes and sends. */
   channel: Channel
   /** For the calls a send makes on other services (opening a playground conversation). */
@@ -54,13 +54,6 @@ export class ConversationMessageService extends RecordService<ConversationMessag
     return super.find({ ...params, query } as ConversationMessageParams)
   }
 
-  createQuery(params: ConversationMessageParams = {} as ConversationMessageParams) {
-    return super.createQuery(params).where(`${this.table}.channel`, this.channel)
-  }
-
-  scopedWrite(id: NullableId, params: ConversationMessageParams) {
-    return super.scopedWrite(id, params).where(`${this.table}.channel`, this.channel)
-  }
 
   /**
    * Stores a message and moves its conversation in one transaction: last_message_at and the
@@ -180,5 +173,7 @@ export const getOptions = (app: Application, channel: Channel): ConversationMess
   Model: app.get('knex'),
   name: 'conversation_messages',
   channel,
+  // Each channel's service reads and writes its own messages only.
+  where: { channel },
   app
 })

@@ -5,11 +5,11 @@ import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
 
-export const CUSTOM_FIELD_ENTITIES = ['company', 'contact', 'deal', 'reservation'] as const
-export type CustomFieldEntity = (typeof CUSTOM_FIELD_ENTITIES)[number]
+import { CUSTOM_FIELD_ENTITIES, CUSTOM_FIELD_TYPES } from '../../hooks/custom-field-values.js'
+import type { CustomFieldEntity, CustomFieldType } from '../../hooks/custom-field-values.js'
 
-export const CUSTOM_FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'select', 'multiselect', 'email', 'url', 'phone'] as const
-export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
+export { CUSTOM_FIELD_ENTITIES, CUSTOM_FIELD_TYPES }
+export type { CustomFieldEntity, CustomFieldType }
 
 /** Field types whose values come from the definition's options. */
 export const SELECT_TYPES: readonly CustomFieldType[] = ['select', 'multiselect']

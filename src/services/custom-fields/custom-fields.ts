@@ -9,7 +9,7 @@ import {
   customFieldQueryValidator, customFieldSchema
 } from './custom-fields.schema.js'
 import { customFieldMethods, customFieldPath } from './custom-fields.shared.js'
-import { refuseReservedFieldNames } from './custom-field-values.js'
+import { refuseReservedFieldNames } from '../../hooks/custom-field-values.js'
 
 export * from './custom-fields.class.js'
 export * from './custom-fields.schema.js'

@@ -1,10 +1,9 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Knex } from 'knex'
-import type { HookContext } from '../../declarations.js'
-import { oncePerCall } from '../../hooks/per-call.js'
-import { databaseOf, targetOrganization } from '../../hooks/tenant-scope.js'
-import { guardWrite } from '../../engine/write-guards.js'
-import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.js'
+import type { HookContext } from '../declarations.js'
+import { oncePerCall } from './per-call.js'
+import { databaseOf, targetOrganization } from './tenant-scope.js'
+import { guardWrite } from '../engine/write-guards.js'
 
 /**
  * Custom field values of companies, contacts, deals and reservations.
@@ -18,6 +17,12 @@ import type { CustomFieldEntity, CustomFieldType } from './custom-fields.schema.
  * store the values through storeCustomFieldValues, and its reads write them by name or key in
  * SQL (src/engine/read-model.ts).
  */
+
+/** The records that carry custom fields, and the types a field's values may have. */
+export const CUSTOM_FIELD_ENTITIES = ['company', 'contact', 'deal', 'reservation'] as const
+export type CustomFieldEntity = (typeof CUSTOM_FIELD_ENTITIES)[number]
+export const CUSTOM_FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'select', 'multiselect', 'email', 'url', 'phone'] as const
+export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
 
 export type CustomFieldAddressing = 'name' | 'key'
 

@@ -1,0 +1,58 @@
+import feathers from '@feathersjs/feathers'
+import type { Application } from './declarations.js'
+import { RenderedAnswer } from './engine/rendered-answer.js'
+import type { CallOwner } from './engine/rendered-answer.js'
+
+/**
+ * What the REST transport adds to Feathers' Koa: the request each call belongs to, the answers
+ * Postgres wrote sent as their text, and the PATCH form of the batch methods.
+ */
+
+type KoaContext = { body?: unknown; type?: string; hook?: unknown; feathers?: Record<string, unknown> }
+
+/**
+ * The HTTP request of a REST call, in its params: an answer may go out as text only to the call
+ * the request made itself (the Koa transport keeps its hook context in ctx.hook), never to a call
+ * a hook or a service made with a copy of those params, which expects objects.
+ */
+class RestRequest implements CallOwner {
+  readonly #ctx: KoaContext
+  constructor(ctx: KoaContext) {
+    this.#ctx = ctx
+  }
+
+  owns(context: object) {
+    return this.#ctx.hook === context
+  }
+
+  toJSON() {
+    return {}
+  }
+}
+
+/** Koa middleware: every REST call carries its request (params.restRequest). */
+export const restRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
+  ctx.feathers = { ...ctx.feathers, restRequest: new RestRequest(ctx) }
+  return next()
+}
+
+/** The REST transport's formatter: a rendered answer is sent as the text Postgres wrote. */
+export const renderedFormatter = (ctx: KoaContext) => {
+  if (ctx.body instanceof RenderedAnswer) {
+    ctx.type = 'application/json'
+    ctx.body = ctx.body.text
+  }
+}
+
+/**
+ * Koa middleware: PATCH /<path> with X-Service-Method batch-update or batch-delete reaches the
+ * custom method of a resource that has it, as the POST form does.
+ */
+export const patchToBatchMethod = (app: Application) => async (ctx: any, next: () => Promise<unknown>) => {
+  const method = ctx.request.headers['x-service-method']
+  if (ctx.method === 'PATCH' && (method === 'batch-update' || method === 'batch-delete')) {
+    const route = app.lookup(ctx.path)
+    if (route && route.params.__id === undefined && feathers.getServiceOptions(route.service)?.methods?.includes(method)) ctx.request.method = 'POST'
+  }
+  return next()
+}
