@@ -145,7 +145,7 @@ export class ReadModel {
     const projection = await this.projection(db, shape)
     return {
       raw: db.raw(
-        `SELECT json_build_object('total', (?), 'limit', ?::int, 'skip', ?::int, 'data', ${dataOf(projection)})::text AS answer`,
+        `SELECT row_to_json(e)::text AS answer FROM (SELECT (?) AS total, ?::int AS "limit", ?::int AS skip, ${dataOf(projection)} AS data) AS e`,
         [total, page.limit ?? null, page.skip, rows]
       )
     }
@@ -165,10 +165,10 @@ export class ReadModel {
     const last = descending ? 'ASC' : 'DESC'
     return { raw: db.raw(
       `WITH p AS (?)
-       SELECT json_build_object('limit', ?::int, 'skip', 0, 'next',
-         (SELECT json_build_object('updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', ${ISO_TIMESTAMP}), 'id', p.id)
-            FROM p ORDER BY p.updated_at ${last}, p.id ${last} LIMIT 1),
-         'data', COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM p) AS r), '[]'::json))::text AS answer`,
+       SELECT row_to_json(e)::text AS answer FROM (SELECT ?::int AS "limit", 0 AS skip,
+         (SELECT row_to_json(c) FROM (SELECT to_char(p.updated_at AT TIME ZONE 'UTC', ${ISO_TIMESTAMP}) AS updated_at, p.id
+            FROM p ORDER BY p.updated_at ${last}, p.id ${last} LIMIT 1) AS c) AS next,
+         COALESCE((SELECT array_to_json(array_agg(r)) FROM (SELECT ${projection} FROM p) AS r), '[]'::json) AS data) AS e`,
       [rows, limit]
     ) }
   }
@@ -183,10 +183,10 @@ export class ReadModel {
     return {
       raw: db.raw(
         `${search.with}
-        SELECT json_build_object('total', (${search.total}), 'total_capped', (${search.capped}), 'limit', CAST(:limit AS integer), 'skip', CAST(:skip AS integer),
-          'data', COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM (
+        SELECT row_to_json(e)::text AS answer FROM (SELECT (${search.total}) AS total, (${search.capped}) AS total_capped, CAST(:limit AS integer) AS "limit",
+          CAST(:skip AS integer) AS skip, COALESCE((SELECT array_to_json(array_agg(r)) FROM (SELECT ${projection} FROM (
             SELECT p.* FROM (${search.page}) AS m JOIN ${table} AS p ON p.organization_id = :organization AND p.id = m.id ORDER BY m.position
-          ) AS p) AS r), '[]'::json))::text AS answer`,
+          ) AS p) AS r), '[]'::json) AS data) AS e`,
         search.bindings
       )
     }
@@ -260,10 +260,10 @@ const numbered = (sql: string) => {
 
 /** The records of `rows` (a FROM item aliased p, with its ORDER BY) as one JSON array text. */
 const arrayOf = (projection: string, rows: string) =>
-  `SELECT COALESCE(json_agg(r), '[]'::json)::text AS answer FROM (SELECT ${projection} FROM ${rows}) AS r`
+  `SELECT COALESCE(array_to_json(array_agg(r)), '[]'::json)::text AS answer FROM (SELECT ${projection} FROM ${rows}) AS r`
 
 /** The records of the rows `p` (a subquery, in order) as a JSON array, [] when there are none. */
-const dataOf = (projection: string) => `COALESCE((SELECT json_agg(r) FROM (SELECT ${projection} FROM (?) AS p) AS r), '[]'::json)`
+const dataOf = (projection: string) => `COALESCE((SELECT array_to_json(array_agg(r)) FROM (SELECT ${projection} FROM (?) AS p) AS r), '[]'::json)`
 
 /**
  * The custom-field values of the record `p` as an object: the live definitions of its
@@ -271,8 +271,9 @@ const dataOf = (projection: string) => `COALESCE((SELECT json_agg(r) FROM (SELEC
  * under its name (or key).
  */
 function customFieldsSql({ entity, by }: CustomFieldsOutput) {
+  // Written out rather than json_object_agg, which spaces its keys and values unlike every other object sent.
   return `CASE WHEN p.custom_fields IS NULL OR p.custom_fields = '{}'::jsonb THEN '{}'::json ELSE COALESCE((
-    SELECT json_object_agg(d.${quote(by)}, p.custom_fields -> d.key ORDER BY d.position, d.id)
+    SELECT ('{' || string_agg(to_json(d.${quote(by)})::text || ':' || (p.custom_fields -> d.key)::text, ',' ORDER BY d.position, d.id) || '}')::json
       FROM custom_fields d
      WHERE d.organization_id = p.organization_id AND d.entity_type = '${entity}' AND d.deleted_at IS NULL
        AND jsonb_typeof(p.custom_fields -> d.key) <> 'null'), '{}'::json) END`
@@ -303,11 +304,11 @@ async function relationSql(base: Knex, db: Knex, relation: Relation): Promise<st
     return `(SELECT row_to_json(x) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.id = p.${quote(relation.from)}`)}) AS x)`
   }
   if (relation.many) {
-    return `(SELECT COALESCE(json_agg(x), '[]'::json) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.${quote(relation.many)} = p.id`)} ORDER BY ${table}.id) AS x)`
+    return `(SELECT COALESCE(array_to_json(array_agg(x)), '[]'::json) FROM (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.${quote(relation.many)} = p.id`)} ORDER BY ${table}.id) AS x)`
   }
   if (relation.listedIn) {
     // One probe of the key per listed id (LIMIT 1 keeps the planner from joining the whole table), in the list's order.
-    return `(SELECT COALESCE(json_agg(x ORDER BY listed.position), '[]'::json) FROM unnest(p.${quote(relation.listedIn)}) WITH ORDINALITY AS listed(id, position)
+    return `(SELECT COALESCE(array_to_json(array_agg(x ORDER BY listed.position)), '[]'::json) FROM unnest(p.${quote(relation.listedIn)}) WITH ORDINALITY AS listed(id, position)
       CROSS JOIN LATERAL (SELECT ${fields} FROM ${table} WHERE ${where(`${table}.id = listed.id`)} LIMIT 1) AS x)`
   }
   if (relation.count) return `(SELECT count(*) FROM ${table} WHERE ${where(`${table}.${quote(relation.count)} = p.id`)})`

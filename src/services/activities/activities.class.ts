@@ -26,8 +26,8 @@ export interface ActivityServiceOptions extends RecordServiceOptions {
 const FULL_NAME = "concat_ws(' ', first_name, last_name)"
 /** The {id, name} of the pipeline stage a deal is in, read in the same query as the deal. */
 const DEAL_STAGE =
-  "(SELECT json_build_object('id', s.id, 'name', s.name) FROM pipeline_stages s " +
-  'WHERE s.organization_id = deals.organization_id AND s.id = deals.pipeline_stage_id)'
+  "(SELECT row_to_json(s) FROM (SELECT s.id, s.name FROM pipeline_stages s " +
+  'WHERE s.organization_id = deals.organization_id AND s.id = deals.pipeline_stage_id) AS s)'
 
 const user = (from: string, as: string, columns: string[]): Relation =>
   ({ from, as, table: 'users', columns, computed: { full_name: FULL_NAME }, tenant: false })
