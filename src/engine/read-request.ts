@@ -1,6 +1,6 @@
 import type { HookContext } from '../declarations.js'
 import { fieldError } from '../hooks/errors.js'
-import { CUSTOM_FIELD_FILTER, customFieldFilters } from './custom-field-filters.js'
+import { CUSTOM_FIELD_FILTER, customFieldFilters } from '../hooks/custom-field-filters.js'
 import type { CustomFieldEntity } from '../hooks/custom-field-values.js'
 import type { Relation } from './read-model.js'
 

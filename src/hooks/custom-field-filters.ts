@@ -1,10 +1,10 @@
 import type { HookContext } from '../declarations.js'
-import { fieldError } from '../hooks/errors.js'
+import { fieldError } from './errors.js'
 import { MAX_IN_LIST } from '../schemas.js'
-import { definitionsFor, valueProblem } from '../hooks/custom-field-values.js'
-import type { CustomFieldDefinition } from '../hooks/custom-field-values.js'
-import type { CustomFieldEntity } from '../hooks/custom-field-values.js'
-import type { CustomFieldFilter } from './read-request.js'
+import { definitionsFor, valueProblem } from './custom-field-values.js'
+import type { CustomFieldDefinition } from './custom-field-values.js'
+import type { CustomFieldEntity } from './custom-field-values.js'
+import type { CustomFieldFilter } from '../engine/read-request.js'
 
 /** The list query keys that filter on a custom field by name: custom_fields_by_name.<name>. */
 export const CUSTOM_FIELD_FILTER = 'custom_fields_by_name.'
