@@ -1,4 +1,5 @@
 import http from 'node:http'
+import type autocannon from 'autocannon'
 
 export interface BenchRequest {
   method: 'GET' | 'POST' | 'PATCH'
@@ -40,4 +41,15 @@ export function send(baseUrl: string, request: BenchRequest): Promise<{ status: 
     if (payload) req.write(payload)
     req.end()
   })
+}
+
+/** autocannon's request that sends the next request of a stream each time (no pipelining). */
+export function autocannonRequest(next: () => BenchRequest): autocannon.Request {
+  return {
+    setupRequest: (request: any) => {
+      const { method, path, headers, body } = next()
+      const text = body === undefined ? undefined : JSON.stringify(body)
+      return { ...request, method, path, headers: { ...headers, ...(text ? { 'content-type': 'application/json' } : {}) }, body: text }
+    }
+  }
 }

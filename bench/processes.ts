@@ -102,6 +102,9 @@ export function cpuTimeMs(pid: number): number {
   }
 }
 
+/** Whether a database server runs on this machine (its processes can be read in /proc). */
+export const onThisMachine = (databaseUrl: string) => ['127.0.0.1', 'localhost', '::1', '[::1]', ''].includes(new URL(databaseUrl).hostname)
+
 /**
  * The CPU time of every Postgres process on this machine (the postmaster, its backends and workers),
  * in ms by process id: read before and after a scenario (databaseCpuSpentMs), the database's own
@@ -109,8 +112,7 @@ export function cpuTimeMs(pid: number): number {
  * cannot see.
  */
 export function databaseCpuMs(databaseUrl: string): Map<number, number> | undefined {
-  const host = new URL(databaseUrl).hostname
-  if (!['127.0.0.1', 'localhost', '::1', '[::1]', ''].includes(host)) return undefined
+  if (!onThisMachine(databaseUrl)) return undefined
   const times = new Map<number, number>()
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue

@@ -1,6 +1,7 @@
 /**
- * The benchmark: issue 37's comparisons of the service with a bare node:http + pg server doing the
- * same SQL work on the same database, in one run, as one table. See bench/README.md.
+ * The benchmark: the comparisons of the service with a bare node:http + pg server doing the same
+ * SQL work on the same database (issue 37), and the measurements of issue 48 against their
+ * targets, in one run, as one table. See bench/README.md.
  *
  *   npm run bench -- [--quick] [--check] [--only create,get] [--scale 1] [--duration 15] [--warmup 3]
  *     [--connections 50] [--rounds 2] [--seed 37] [--check-requests 10] [--reseed] [--verbose]
@@ -24,9 +25,11 @@ import type { Server } from './processes.js'
 import { prepareDatabase } from './database.js'
 import { checkAnswers } from './check.js'
 import type { GroupCheck } from './check.js'
-import { checkLines, markdownTable, tableRows } from './report.js'
-import type { Measured } from './report.js'
+import { checkLines, legendLines, markdownTable, tableRows } from './report.js'
+import type { Finding, Measured } from './report.js'
 import { explainScenarios } from './explain.js'
+import { ensureScaleOrganizations } from './scale.js'
+import type { ProbeContext } from './probes.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -64,7 +67,7 @@ const RESULTS = 'bench/results'
 // The service inherits REDIS_URL: with it the limiter runs on Redis, as in production.
 const LIMITER_STORE = process.env.REDIS_URL ? 'Redis' : 'the in-process store'
 
-/** Issue 37's groups by default; --only names groups (the extra ones too). */
+/** The issues' groups by default; --only names groups (the extra ones too). */
 function selectedGroups(): Group[] {
   const only = flags.only?.split(',').map((id) => id.trim())
   const unknown = only?.filter((id) => !GROUPS.some((group) => group.id === id))
@@ -80,10 +83,11 @@ async function main() {
   benchDb = db
   const servers: Partial<Record<ServerName, Server>> = {}
   try {
+    const groups = selectedGroups()
+    if (!flags.check && groups.some((group) => group.id === 'scale')) await ensureScaleOrganizations(db, scale, log)
     const fixtures = await loadFixtures(db, scale)
     log(`Large organization ${fixtures.organizationId}: ${JSON.stringify(fixtures.seed.large.rows)}`)
-    const groups = selectedGroups()
-    const needs = new Set(groups.flatMap((group) => group.sides.map((side) => side.server)))
+    const needs = new Set(groups.flatMap((group) => (group.probe ? ['service' as const] : group.sides.map((side) => side.server))))
     if (flags.check) needs.add('service').add('bare')
     fs.mkdirSync(RESULTS, { recursive: true })
     await startServers(servers, needs, benchUrl, fixtures)
@@ -97,33 +101,33 @@ async function main() {
       return
     }
 
-    const measured = await runGroups(groups, servers, fixtures)
+    const context = (server: Server): ProbeContext => ({ url: server.url, db, databaseUrl: benchUrl, fixtures, seed, connections, scale, log })
+    const { measured, findings } = await runGroups(groups, servers, fixtures, context)
     // Requests still queued for a database connection when the load stopped finish first.
     await new Promise((resolve) => setTimeout(resolve, 2_000))
     const peakRssMb = servers.service?.peakRssMb()
     for (const name of Object.keys(servers) as ServerName[]) await servers[name]!.stop()
 
-    const findings = flags.verbose && serviceDir === process.cwd()
+    const explained = flags.verbose && serviceDir === process.cwd()
       ? await explainScenarios(benchUrl, groups.flatMap((group) => group.sides).filter((side) => side.server === 'service')
         .map((side) => ({ id: side.id, title: side.title, request: streamOf(side, fixtures, `${seed}:explain`)() })), log)
       : undefined
     const postgres = (await db.raw('SHOW server_version')).rows[0].server_version as string
-    const rows = tableRows(measured, checks, peakRssMb, scale)
+    const rows = tableRows(measured, findings, checks, peakRssMb, scale)
     const workers = Number(process.env.WEB_CONCURRENCY ?? 1) || 1
     const sizes = Object.entries(fixtures.seed.large.rows).map(([table, n]) => `${n.toLocaleString('en')} ${table}`).join(', ')
-    const flagged = findings?.filter((finding) => finding.sequentialScans.length > 0) ?? []
+    const flagged = explained?.filter((finding) => finding.sequentialScans.length > 0) ?? []
     const markdown = [
-      `Scale ${scale}: ${sizes} in the large organization; ${connections} connections, no pipelining; ${warmup} s warm-up, ${duration} s a side and round, ` +
+      `Scale ${scale}: ${sizes} in the large organization; ${connections} connections, no pipelining; ${warmup} s warm-up, ${duration} s a side and round${groups.some((group) => group.halfDuration) ? ' (the scale group\'s half of it)' : ''}, ` +
         `${rounds} round${rounds === 1 ? '' : 's'} (A B … B A); request streams seeded '${seed}'; rate limiter on ${LIMITER_STORE}; ${workers} worker${workers === 1 ? '' : 's'} (WEB_CONCURRENCY).`,
       '',
       ...markdownTable(rows),
       '',
-      'ratio: the first figure over the second: the service over the bare server (batch: records/s against single creates; the triggers\' rows: contacts against the plain copy; limiter: on against off). req/s counts 2xx answers, the mean of the rounds; p99 is the worse round\'s, in the same order.',
-      'non-2xx: non-2xx answers, connection errors and timeouts of both sides; a row with any is not met. answers: requests of the check answered alike (see below).',
+      ...legendLines(groups.some((group) => group.id === 'scale') ? fixtures.scale : undefined),
       '',
       ...checkLines(checks),
-      ...(findings ? ['', flagged.length === 0
-        ? `EXPLAIN: no sequential scan on a large table in the ${findings.length} statements of the service's scenarios.`
+      ...(explained ? ['', flagged.length === 0
+        ? `EXPLAIN: no sequential scan on a large table in the ${explained.length} statements of the service's scenarios.`
         : `EXPLAIN: sequential scans on large tables in ${flagged.length} statement(s):`, ...flagged.map((f) => `- ${f.scenario}: Seq Scan on ${f.sequentialScans.join(', ')} — ${f.sql.slice(0, 160)}`)] : [])
     ].join('\n')
     process.stdout.write(markdown + '\n')
@@ -133,7 +137,8 @@ async function main() {
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, postgres },
       scale, durationS: duration, warmupS: warmup, connections, rounds, seed, rateLimiterStore: LIMITER_STORE, workers, serviceDir,
       rows: fixtures.seed.large.rows,
-      table: rows, sides: measured, peakRssMb, check: checks, explain: findings
+      scaleOrganizations: fixtures.scale && { smaller: fixtures.scale.smaller.contacts, larger: fixtures.scale.larger.contacts },
+      table: rows, sides: measured, findings, peakRssMb, check: checks, explain: explained
     }, null, 2) + '\n')
     log(`Written to ${out}`)
   } finally {
@@ -162,10 +167,22 @@ async function startServers(servers: Partial<Record<ServerName, Server>>, needs:
   }
 }
 
-/** Each group's sides in A B … B A order over the rounds: drift on this shared machine hits every side alike. */
-async function runGroups(groups: Group[], servers: Partial<Record<ServerName, Server>>, fixtures: Fixtures): Promise<Measured[]> {
+/**
+ * Each group's sides in A B … B A order over the rounds: drift on this shared machine hits every
+ * side alike. A group of its own runs once, on the service, and what it left behind is caught up
+ * before the next group.
+ */
+async function runGroups(groups: Group[], servers: Partial<Record<ServerName, Server>>, fixtures: Fixtures, context: (server: Server) => ProbeContext) {
   const measured = new Map<string, Measured>()
+  const findings: Finding[] = []
   for (const group of groups) {
+    await group.prepare?.(context(servers.service!))
+    if (group.probe) {
+      findings.push(...(await group.probe(context(servers.service!))))
+      await catchUp(benchDb)
+      await settle(servers.service!)
+      continue
+    }
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? group.sides : [...group.sides].reverse()
       for (const side of order) {
@@ -174,7 +191,7 @@ async function runGroups(groups: Group[], servers: Partial<Record<ServerName, Se
       }
     }
   }
-  return [...measured.values()]
+  return { measured: [...measured.values()], findings }
 }
 
 const warmed = new Set<Server>()
@@ -202,10 +219,11 @@ async function measure(group: Group, side: Side, server: Server, fixtures: Fixtu
     await catchUp(benchDb)
     await settle(server)
   }
-  log(`${side.id} (${side.title}), round ${round + 1}: ${duration} s at ${connections} connections`)
+  const measuredSeconds = group.halfDuration ? Math.max(1, Math.round(duration / 2)) : duration
+  log(`${side.id} (${side.title}), round ${round + 1}: ${measuredSeconds} s at ${connections} connections`)
   const cpuBefore = server.cpuMs()
   const dbBefore = databaseCpuMs(process.env.DATABASE_URL!)
-  const result: autocannon.Result = await loadScenario(server.url, side, fixtures, `${seed}:${group.id}:${round}`, duration, connections)
+  const result: autocannon.Result = await loadScenario(server.url, side, fixtures, `${seed}:${group.id}:${round}`, measuredSeconds, connections)
   const catchUpS = await catchUp(benchDb)
   const total = Math.max(result.requests.total, 1)
   const cpuMsPerRequest = (server.cpuMs() - cpuBefore) / total

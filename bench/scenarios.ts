@@ -1,13 +1,19 @@
 import crypto from 'node:crypto'
 import autocannon from 'autocannon'
 import type { Knex } from 'knex'
+import { autocannonRequest } from './http.js'
 import type { SeedSummary } from './seed.js'
 import { ACTIVITY_TYPES } from './seed.js'
 import {
-  Draw, activitiesMix, completeActivities, contactsMix, conversationThread, createContact, createContacts, dealsMix, getCompany, getContact,
-  openInbox, searchContacts, syncPage, updateContact
+  Draw, activitiesMix, completeActivities, contactById, contactsMix, conversationThread, createContact, createContacts, dealsMix, getCompany, getContact,
+  openInbox, searchContacts, searchesOf, sortedContactPages, syncPage, updateContact
 } from './streams.js'
-import type { StreamFactory } from './streams.js'
+import type { StreamFactory, Tenant } from './streams.js'
+import { idleAfterImport, searchAfterImport, searchTermsAlone } from './probes.js'
+import type { Probe, ProbeContext } from './probes.js'
+import { loadScaleOrganizations } from './scale.js'
+import type { ScaleOrganizations } from './scale.js'
+import { idleAfter } from './idle.js'
 
 /** What the streams draw from: ids, sizes and value shares of the large organization. */
 export interface Fixtures {
@@ -30,6 +36,8 @@ export interface Fixtures {
   sizes: { contacts: number; deals: number }
   /** 'table.column' to each value's share of the live rows, for a filtered list's expected size. */
   shares: Record<string, Map<string, number>>
+  /** The organizations of 10,000 and 100,000 contacts, once a run of the scale group has made them. */
+  scale?: ScaleOrganizations
 }
 
 export type ServerName = 'service' | 'bare' | 'service without rate limit'
@@ -53,8 +61,14 @@ export interface Side {
 export interface Group {
   id: string
   sides: Side[]
-  /** Not in issue 37's set: run only when --only names it. */
+  /** Not in the default set: run only when --only names it. */
   extra?: boolean
+  /** Sides measured for half the run's duration (ratios of fast requests, kept short in a full run). */
+  halfDuration?: boolean
+  /** Before the group's first side: brings the database to the state its measurement needs. */
+  prepare?: (context: ProbeContext) => Promise<void>
+  /** A measurement of its own instead of loads (no sides): its findings go to the table as they are. */
+  probe?: Probe
 }
 
 const toPlainCopy = (path: string) => path.replace(/^\/contacts/, '/plain-contacts')
@@ -86,7 +100,20 @@ export const GROUPS: Group[] = [
   againstBare('contacts-mix', 'contacts pages, 1 in 20 a write', contactsMix),
   againstBare('deals-mix', 'deals pages with joins, 1 in 20 a write', dealsMix),
   againstBare('activities-mix', 'activity weeks with joins, 1 in 20 a write', activitiesMix),
-  { id: 'search', sides: [{ id: 'search', title: 'POST /contacts search, searchIn name, 3-4 letters', server: 'service', stream: searchContacts }] },
+  { id: 'search', sides: [{ id: 'search', title: 'POST /contacts search, searchIn name, 3-8 letters', server: 'service', stream: searchContacts }] },
+  { id: 'search-terms', sides: [], probe: searchTermsAlone },
+  {
+    id: 'scale',
+    prepare: settledContacts,
+    halfDuration: true,
+    sides: [
+      ...scaleSides('get', 'GET /contacts/:id', contactById),
+      ...scaleSides('pages', 'GET /contacts, 25 in an indexed order, $skip to 500', sortedContactPages),
+      ...scaleSides('search', 'POST /contacts search, searchIn name, 3-8 letters', searchesOf)
+    ]
+  },
+  { id: 'search-after-import', sides: [], probe: searchAfterImport },
+  { id: 'idle-after-import', sides: [], probe: idleAfterImport },
   { id: 'bulk-done', extra: true, sides: [{ id: 'bulk-done', title: 'PATCH /activities, done on 100 ids', server: 'service', stream: completeActivities }] },
   { id: 'inbox', extra: true, sides: [{ id: 'inbox', title: 'GET /conversations, open inbox, fastJoinForConversationList, $limit 50', server: 'service', stream: openInbox }] },
   { id: 'thread', extra: true, sides: [{ id: 'thread', title: "GET /conversation-messages-whatsapp, a conversation's last 50", server: 'service', stream: conversationThread }] },
@@ -102,6 +129,24 @@ export const GROUPS: Group[] = [
 ]
 
 export const SIDES = GROUPS.flatMap((group) => group.sides)
+
+/** The same requests to the organization of 10,000 contacts and to the one of 100,000, side by side. */
+function scaleSides(kind: string, title: string, stream: (tenant: (f: Fixtures) => Tenant) => StreamFactory): Side[] {
+  const of = (size: keyof ScaleOrganizations) => (f: Fixtures) => {
+    if (!f.scale) throw new Error('The scale organizations are made by a run of the scale group (npm run bench -- --only scale)')
+    return f.scale[size]
+  }
+  return [
+    { id: `scale-${kind}-10k`, title: `${title}, 10,000 contacts`, server: 'service', stream: stream(of('smaller')) },
+    { id: `scale-${kind}-100k`, title: `${title}, 100,000 contacts`, server: 'service', stream: stream(of('larger')) }
+  ]
+}
+
+/** Contacts as autovacuum keeps them (dead rows gone, statistics current), and the database idle (at most a minute). */
+async function settledContacts({ db, databaseUrl }: ProbeContext) {
+  await db.raw('VACUUM (ANALYZE) contacts')
+  await idleAfter(db, databaseUrl, { since: Date.now(), quietMs: 2_000, maxMs: 60_000 })
+}
 
 /** A side's stream for one seed: its requests, routed to the bare server's paths where the side says so. */
 export function streamOf(side: Side, fixtures: Fixtures, seed: string) {
@@ -146,7 +191,8 @@ export async function loadFixtures(db: Knex, scale: number): Promise<Fixtures> {
     activityDays: days.map((day) => ({ date: day.date, activities: Number(day.activities) })),
     contactUpdatedAts: (await column('SELECT DISTINCT updated_at AS v FROM contacts WHERE organization_id = ? ORDER BY 1')).map((at: Date) => at.toISOString()),
     sizes: { contacts: contactIds.length, deals: dealIds.length },
-    shares
+    shares,
+    scale: await loadScaleOrganizations(db, scale)
   }
 }
 
@@ -176,19 +222,5 @@ export function loadScenario(
   url: string, side: Side, fixtures: Fixtures, seed: string, seconds: number, connections: number
 ): Promise<autocannon.Result> {
   const next = streamOf(side, fixtures, seed)
-  return autocannon({
-    url,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-    requests: [
-      {
-        setupRequest: (request: any) => {
-          const { method, path, headers, body } = next()
-          const text = body === undefined ? undefined : JSON.stringify(body)
-          return { ...request, method, path, headers: { ...headers, ...(text ? { 'content-type': 'application/json' } : {}) }, body: text }
-        }
-      }
-    ]
-  })
+  return autocannon({ url, connections, pipelining: 1, duration: seconds, requests: [autocannonRequest(next)] })
 }

@@ -93,12 +93,7 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
 
   // One connection for the whole seed: the numbering tables below are temporary.
   return db.transaction(async (trx) => {
-    const step = async (label: string, sql: string, bindings: readonly unknown[] = []) => {
-      const t = Date.now()
-      const result = await trx.raw(sql, bindings as any)
-      log(`  ${label}: ${result.rowCount ?? ''} rows, ${((Date.now() - t) / 1000).toFixed(1)} s`)
-      return result
-    }
+    const step = stepper(trx, log)
     await trx.raw(`SET LOCAL maintenance_work_mem = '256MB'`)
     await trx.raw(`SET LOCAL work_mem = '64MB'`)
     await trx.raw('SET LOCAL synchronous_commit = off')
@@ -133,55 +128,8 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
       await trx.raw(`INSERT INTO organizations (name) SELECT 'Bench: small organization ' || g FROM generate_series(1, ?) g ORDER BY g RETURNING id`, [smallCount])
     ).rows.map((r: { id: number }) => r.id)
 
-    await trx.raw(`CREATE TEMP TABLE bench_plan (
-      organization_id int PRIMARY KEY, users int, companies int, contacts int, pipelines int, products int, deals int, activities int,
-      conversations int, messages int
-    ) ON COMMIT DROP`)
-    await trx.raw(`INSERT INTO bench_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [largeId, ...Object.values(large)])
-    await trx.raw(
-      `INSERT INTO bench_plan SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM unnest(?::int[]) id`,
-      [...Object.values(SMALL), smallIds]
-    )
-
-    await step('users', `
-      INSERT INTO users (email, password, first_name, last_name)
-      SELECT 'bench-' || p.organization_id || '-' || g || '@bench.example', ?,
-        ${pick(FIRST_NAMES, 'g + p.organization_id')}, ${pick(LAST_NAMES, 'g * 7 + p.organization_id')}
-      FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.users) g`, [PASSWORD_HASH])
-    await number(trx, 'bench_users', `
-      SELECT substring(email FROM '^bench-(\\d+)-')::int AS organization_id, substring(email FROM '-(\\d+)@')::int AS rn, id
-      FROM users WHERE email LIKE 'bench-%@bench.example'`)
-    await step('memberships', `
-      INSERT INTO organizations_users (organization_id, user_id, role)
-      SELECT organization_id, id, CASE rn WHEN 1 THEN 'owner' WHEN 2 THEN 'admin' ELSE 'member' END FROM bench_users`)
-
-    await step('companies', `
-      INSERT INTO companies (organization_id, name, website, industry, size, created_by_user_id, owned_by_user_id, created_at, updated_at)
-      SELECT p.organization_id,
-        ${pick(COMPANY_WORDS, 'g')} || ' ' || ${pick(COMPANY_SUFFIXES, 'g / 41')} || ' ' || g,
-        'https://' || lower(replace(${pick(COMPANY_WORDS, 'g')}, ' ', '-')) || '-' || g || '.example.com',
-        ${pick(INDUSTRIES, 'g')}, ${pick(SIZES, 'g')}, u.id, u.id,
-        now() - (g % 1000) * interval '1 day', now() - (g % 100) * interval '1 day'
-      FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.companies) g
-      JOIN bench_users u ON u.organization_id = p.organization_id AND u.rn = 1 + g % p.users`)
-    await number(trx, 'bench_companies', 'SELECT organization_id, row_number() OVER (PARTITION BY organization_id ORDER BY id) AS rn, id FROM companies')
-
-    // One contact in a hundred is soft-deleted, so the deleted_at filter has something to do.
-    await step('contacts', `
-      INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_normalized, phone_country_code,
-        phone_country_iso, company_id, owned_by_user_id, created_by_user_id, created_at, updated_at, deleted_at)
-      SELECT p.organization_id, f.name, l.name,
-        regexp_replace(lower(unaccent(f.name || '.' || l.name)), '[^a-z.]', '', 'g') || g || '@' || ${pick(DOMAINS, 'g')},
-        '+1 555 ' || lpad((g % 10000000)::text, 7, '0'), '555' || lpad((g % 10000000)::text, 7, '0'), '+1', 'US',
-        CASE WHEN g % 5 <> 0 THEN c.id END, u.id, u.id,
-        now() - (g % 1095) * interval '1 day' - (g % 86400) * interval '1 second', now() - (g % 30) * interval '1 day',
-        CASE WHEN g % 100 = 0 THEN now() END
-      FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.contacts) g
-      CROSS JOIN LATERAL (SELECT ${pick(FIRST_NAMES, 'g')} AS name) f
-      CROSS JOIN LATERAL (SELECT ${pick(LAST_NAMES, 'g / 67 + g')} AS name) l
-      JOIN bench_users u ON u.organization_id = p.organization_id AND u.rn = 1 + g % p.users
-      JOIN bench_companies c ON c.organization_id = p.organization_id AND c.rn = 1 + g % p.companies`)
-    await number(trx, 'bench_contacts', 'SELECT organization_id, row_number() OVER (PARTITION BY organization_id ORDER BY id) AS rn, id FROM contacts WHERE deleted_at IS NULL')
+    await createPlan(trx, [{ organizationId: largeId, rows: large }, ...smallIds.map((organizationId) => ({ organizationId, rows: SMALL }))])
+    const apiKeys = await seedPeople(trx, step)
 
     await step('pipelines', `
       INSERT INTO pipelines (organization_id, name, type, position)
@@ -268,14 +216,6 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
       FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.messages) g
       JOIN bench_conversations c ON c.organization_id = p.organization_id AND c.rn = 1 + g % p.conversations`)
 
-    // One API key per organization, owned by its owner, hashed as the service hashes keys.
-    const owners: { organization_id: number; id: number }[] = (await trx.raw('SELECT organization_id, id FROM bench_users WHERE rn = 1 ORDER BY organization_id')).rows
-    const keys = owners.map((owner) => ({ ...owner, ...generateApiKey() }))
-    await step('api keys', `
-      INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash)
-      SELECT * FROM unnest(?::int[], ?::int[], ?::text[], ?::text[], ?::text[])`,
-      [keys.map((k) => k.organization_id), keys.map((k) => k.id), keys.map(() => 'bench'), keys.map((k) => k.prefix), keys.map((k) => k.hash)])
-
     if (bulk) {
       await trx.raw('SET LOCAL session_replication_role = origin')
       await step('record counts', `DELETE FROM record_counts WHERE organization_id IN (SELECT organization_id FROM bench_plan)`)
@@ -291,19 +231,14 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
         await step('activity day counts', recountedDays('organization_id IN (SELECT organization_id FROM bench_plan)'))
       }
     }
-    // The name index is kept behind the writes in a newer schema: the load left every contact
-    // pending, and the service would start with a million contacts to index. (The pending
-    // table keeps its index through the load: the drain finds each contact's rows by it.)
-    if ((await trx.raw("SELECT to_regproc('contact_name_index_drain') IS NOT NULL AS present")).rows[0].present) {
-      await step('contact name index', 'SELECT contact_name_index_drain(NULL)')
-    }
+    await drainNameIndex(trx, step)
     for (const { indexname, indexdef } of indexes) await step(`index ${indexname}`, indexdef)
 
     const rows: Record<string, number> = {}
     for (const table of SEEDED_TABLES) {
       rows[table] = Number((await trx.raw(`SELECT count(*) AS n FROM ${table} WHERE organization_id = ? AND deleted_at IS NULL`, [largeId])).rows[0].n)
     }
-    const keyOf = (organizationId: number) => keys.find((k) => k.organization_id === organizationId)!.key
+    const keyOf = (organizationId: number) => apiKeys.get(organizationId)!
     return {
       scale,
       seconds: 0,
@@ -320,6 +255,104 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
     }
     return { ...summary, seconds: Math.round((Date.now() - started) / 100) / 10 }
   })
+}
+
+export type Step = (label: string, sql: string, bindings?: readonly unknown[]) => Promise<{ rowCount?: number | null; rows: any[] }>
+
+/** Runs the statements of a seed on its transaction, logging each one's rows and seconds. */
+export function stepper(trx: Knex.Transaction, log: (message: string) => void): Step {
+  return async (label, sql, bindings = []) => {
+    const t = Date.now()
+    const result = await trx.raw(sql, bindings as any)
+    log(`  ${label}: ${result.rowCount ?? ''} rows, ${((Date.now() - t) / 1000).toFixed(1)} s`)
+    return result
+  }
+}
+
+export type PlannedRows = typeof LARGE
+
+/** The rows to generate per organization, in the temporary table bench_plan the seed's statements read. */
+export async function createPlan(trx: Knex.Transaction, organizations: { organizationId: number; rows: PlannedRows }[]) {
+  await trx.raw(`CREATE TEMP TABLE bench_plan (
+    organization_id int PRIMARY KEY, users int, companies int, contacts int, pipelines int, products int, deals int, activities int,
+    conversations int, messages int
+  ) ON COMMIT DROP`)
+  const columns = Object.keys(LARGE) as (keyof PlannedRows)[]
+  await trx.raw(
+    `INSERT INTO bench_plan SELECT * FROM unnest(?::int[], ${columns.map(() => '?::int[]').join(', ')})`,
+    [organizations.map((o) => o.organizationId), ...columns.map((column) => organizations.map((o) => o.rows[column]))]
+  )
+}
+
+const PLANNED = 'WHERE organization_id IN (SELECT organization_id FROM bench_plan)'
+
+/**
+ * The planned organizations' people and contacts: users (the first one the owner) with their
+ * memberships, one API key each (owned by the owner, hashed as the service hashes keys),
+ * companies and contacts; each numbered 1..n per organization in a temporary table (bench_users,
+ * bench_companies, bench_contacts) for the rows that refer to them. Returns the keys by organization.
+ */
+export async function seedPeople(trx: Knex.Transaction, step: Step): Promise<Map<number, string>> {
+  await step('users', `
+    INSERT INTO users (email, password, first_name, last_name)
+    SELECT 'bench-' || p.organization_id || '-' || g || '@bench.example', ?,
+      ${pick(FIRST_NAMES, 'g + p.organization_id')}, ${pick(LAST_NAMES, 'g * 7 + p.organization_id')}
+    FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.users) g`, [PASSWORD_HASH])
+  await number(trx, 'bench_users', `
+    SELECT substring(email FROM '^bench-(\\d+)-')::int AS organization_id, substring(email FROM '-(\\d+)@')::int AS rn, id
+    FROM users WHERE email LIKE 'bench-%@bench.example' AND substring(email FROM '^bench-(\\d+)-')::int IN (SELECT organization_id FROM bench_plan)`)
+  await step('memberships', `
+    INSERT INTO organizations_users (organization_id, user_id, role)
+    SELECT organization_id, id, CASE rn WHEN 1 THEN 'owner' WHEN 2 THEN 'admin' ELSE 'member' END FROM bench_users`)
+
+  await step('companies', `
+    INSERT INTO companies (organization_id, name, website, industry, size, created_by_user_id, owned_by_user_id, created_at, updated_at)
+    SELECT p.organization_id,
+      ${pick(COMPANY_WORDS, 'g')} || ' ' || ${pick(COMPANY_SUFFIXES, 'g / 41')} || ' ' || g,
+      'https://' || lower(replace(${pick(COMPANY_WORDS, 'g')}, ' ', '-')) || '-' || g || '.example.com',
+      ${pick(INDUSTRIES, 'g')}, ${pick(SIZES, 'g')}, u.id, u.id,
+      now() - (g % 1000) * interval '1 day', now() - (g % 100) * interval '1 day'
+    FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.companies) g
+    JOIN bench_users u ON u.organization_id = p.organization_id AND u.rn = 1 + g % p.users`)
+  await number(trx, 'bench_companies', `SELECT organization_id, row_number() OVER (PARTITION BY organization_id ORDER BY id) AS rn, id FROM companies ${PLANNED}`)
+
+  // One contact in a hundred is soft-deleted, so the deleted_at filter has something to do.
+  await step('contacts', `
+    INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_normalized, phone_country_code,
+      phone_country_iso, company_id, owned_by_user_id, created_by_user_id, created_at, updated_at, deleted_at)
+    SELECT p.organization_id, f.name, l.name,
+      regexp_replace(lower(unaccent(f.name || '.' || l.name)), '[^a-z.]', '', 'g') || g || '@' || ${pick(DOMAINS, 'g')},
+      '+1 555 ' || lpad((g % 10000000)::text, 7, '0'), '555' || lpad((g % 10000000)::text, 7, '0'), '+1', 'US',
+      CASE WHEN g % 5 <> 0 THEN c.id END, u.id, u.id,
+      now() - (g % 1095) * interval '1 day' - (g % 86400) * interval '1 second', now() - (g % 30) * interval '1 day',
+      CASE WHEN g % 100 = 0 THEN now() END
+    FROM bench_plan p CROSS JOIN LATERAL generate_series(1, p.contacts) g
+    CROSS JOIN LATERAL (SELECT ${pick(FIRST_NAMES, 'g')} AS name) f
+    CROSS JOIN LATERAL (SELECT ${pick(LAST_NAMES, 'g / 67 + g')} AS name) l
+    JOIN bench_users u ON u.organization_id = p.organization_id AND u.rn = 1 + g % p.users
+    JOIN bench_companies c ON c.organization_id = p.organization_id AND c.rn = 1 + g % p.companies`)
+  await number(trx, 'bench_contacts', `SELECT organization_id, row_number() OVER (PARTITION BY organization_id ORDER BY id) AS rn, id FROM contacts ${PLANNED} AND deleted_at IS NULL`)
+
+  // One API key per organization, owned by its owner, hashed as the service hashes keys.
+  const owners: { organization_id: number; id: number }[] = (await trx.raw('SELECT organization_id, id FROM bench_users WHERE rn = 1 ORDER BY organization_id')).rows
+  const keys = owners.map((owner) => ({ ...owner, ...generateApiKey() }))
+  await step('api keys', `
+    INSERT INTO api_keys (organization_id, user_id, name, prefix, key_hash)
+    SELECT * FROM unnest(?::int[], ?::int[], ?::text[], ?::text[], ?::text[])`,
+    [keys.map((k) => k.organization_id), keys.map((k) => k.id), keys.map(() => 'bench'), keys.map((k) => k.prefix), keys.map((k) => k.hash)])
+
+  return new Map(keys.map((k) => [k.organization_id, k.key]))
+}
+
+/**
+ * The name index is kept behind the writes in an older checkout's schema: a load leaves every
+ * contact pending, and the service would start with them all to index. (The pending table keeps
+ * its index through the load: the drain finds each contact's rows by it.)
+ */
+export async function drainNameIndex(trx: Knex.Transaction, step: Step) {
+  if ((await trx.raw("SELECT to_regproc('contact_name_index_drain') IS NOT NULL AS present")).rows[0].present) {
+    await step('contact name index', 'SELECT contact_name_index_drain(NULL)')
+  }
 }
 
 const scaled = (sizes: typeof LARGE, scale: number) =>

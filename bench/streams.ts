@@ -64,6 +64,16 @@ export const CREATED_EMAIL_PREFIX = 'bench.created.'
 
 const key = (f: Fixtures) => ({ 'x-api-key': f.seed.large.apiKey })
 
+/** The organization a stream asks about: its id, its API key and its live contacts. */
+export interface Tenant {
+  organizationId: number
+  apiKey: string
+  contactIds: Int32Array
+}
+
+/** The seed's large organization, the one most streams ask about. */
+export const largeOrganization = (f: Fixtures): Tenant => ({ organizationId: f.organizationId, apiKey: f.seed.large.apiKey, contactIds: f.contactIds })
+
 /** A contact as a person types it in: a seeded-looking name, an e-mail, a company of the organization. */
 function newContact(f: Fixtures, draw: Draw) {
   return {
@@ -74,7 +84,12 @@ function newContact(f: Fixtures, draw: Draw) {
   }
 }
 
-export const getContact: StreamFactory = (f, draw) => () => ({ method: 'GET', path: `/contacts/${draw.pick(f.contactIds)}`, headers: key(f) })
+export const contactById = (tenant: (f: Fixtures) => Tenant): StreamFactory => (f, draw) => {
+  const { contactIds, apiKey } = tenant(f)
+  return () => ({ method: 'GET', path: `/contacts/${draw.pick(contactIds)}`, headers: { 'x-api-key': apiKey } })
+}
+
+export const getContact = contactById(largeOrganization)
 
 export const createContact: StreamFactory = (f, draw) => () => ({ method: 'POST', path: '/contacts', headers: key(f), body: newContact(f, draw) })
 
@@ -85,10 +100,30 @@ export const createContacts = (size: number): StreamFactory => (f, draw) => () =
 export const updateContact: StreamFactory = (f, draw) => () =>
   ({ method: 'PATCH', path: `/contacts/${draw.pick(f.contactIds)}`, headers: key(f), body: { last_name: draw.pick(LAST_NAMES) } })
 
-export const searchContacts: StreamFactory = (f, draw) => () => ({
-  method: 'POST', path: '/contacts', headers: { ...key(f), 'x-service-method': 'search' },
-  body: { organization_id: f.organizationId, searchIn: 'name', searchTerm: draw.pick(SEARCH_TERMS) }
+/** A name search of one term. */
+export const nameSearch = (tenant: Tenant, searchTerm: string): BenchRequest => ({
+  method: 'POST', path: '/contacts', headers: { 'x-api-key': tenant.apiKey, 'x-service-method': 'search' },
+  body: { organization_id: tenant.organizationId, searchIn: 'name', searchTerm }
 })
+
+export const searchesOf = (tenant: (f: Fixtures) => Tenant): StreamFactory => (f, draw) => {
+  const asked = tenant(f)
+  return () => nameSearch(asked, draw.pick(SEARCH_TERMS))
+}
+
+export const searchContacts = searchesOf(largeOrganization)
+
+/** The orders a contact list has an index for. */
+const INDEXED_ORDERS = ['last_name', 'first_name', 'email', 'created_at', 'updated_at']
+
+/** Pages of 25 contacts in an indexed order, either way, `$skip` 0 to 500: a page a person reads near the top of a list. */
+export const sortedContactPages = (tenant: (f: Fixtures) => Tenant): StreamFactory => (f, draw) => {
+  const { organizationId, apiKey } = tenant(f)
+  return () => ({
+    method: 'GET', path: '/contacts', headers: { 'x-api-key': apiKey },
+    body: { query: { organization_id: organizationId, $sort: { [draw.pick(INDEXED_ORDERS)]: draw.pick([1, -1]) }, $limit: 25, $skip: 25 * draw.int(21) } }
+  })
+}
 
 /**
  * A page somewhere in `rows` records: the page number is log-uniform over all pages, so every
