@@ -55,15 +55,24 @@ const DEAL_RELATIONS = [
   `'owner', ${related('users', 'ow', 'owned_by_user_id', plain('ow', ['id', 'first_name', 'last_name', 'email']), false)}`
 ].join(',\n  ')
 
-/** A deal, with its list relations when `joined`. */
-export const dealJson = (joined: boolean) => `json_build_object(
+/** GET /deals/:id (and a deal's write answer): the list relations, the pipeline and the deal's live products. */
+const DEAL_RECORD_RELATIONS = [
+  `'pipeline', ${related('pipelines', 'pl', 'pipeline_id', plain('pl', ['id', 'name']))}`,
+  DEAL_RELATIONS,
+  `'dealProducts', (SELECT COALESCE(json_agg(json_build_object(${plain('dp', ['id', 'description', 'discount_type', 'product_id', 'name', 'sku'])},
+    ${texts('dp', ['quantity', 'price', 'discount_amount', 'discount_percentage', 'tax_percentage', 'total_amount_with_tax', 'total_amount_without_tax'])}) ORDER BY dp.id), '[]')
+    FROM deal_products dp WHERE dp.deal_id = t.id AND dp.organization_id = t.organization_id AND dp.deleted_at IS NULL)`
+].join(',\n  ')
+
+/** A deal, with its list relations when joined as a list joins, or a read by id's. */
+export const dealJson = (joined: boolean | 'record') => `json_build_object(
   ${plain('t', [
     'id', 'organization_id', 'name', 'currency', 'status', 'pipeline_id', 'pipeline_stage_id', 'contact_id', 'company_id',
     'created_by_user_id', 'owned_by_user_id', 'external_id'
   ])},
   ${texts('t', ['amount', 'expected_close_date'])},
   ${timestamps('t', ['won_date', 'lost_date', ...SOFT_DELETE])},
-  'custom_fields_by_name', ${customFieldsByName('deal')}${joined ? `,\n  ${DEAL_RELATIONS}` : ''})`
+  'custom_fields_by_name', ${customFieldsByName('deal')}${joined === 'record' ? `,\n  ${DEAL_RECORD_RELATIONS}` : joined ? `,\n  ${DEAL_RELATIONS}` : ''})`
 
 const fullName = (alias: string) => `'full_name', concat_ws(' ', ${alias}.first_name, ${alias}.last_name)`
 
@@ -76,14 +85,23 @@ const ACTIVITY_RELATIONS = [
   `'company', ${related('companies', 'co', 'company_id', plain('co', ['id', 'name']))}`
 ].join(',\n  ')
 
-/** An activity, with its list relations when `joined`. */
-export const activityJson = (joined: boolean) => `json_build_object(
+/** GET /activities/:id (and an activity's write answer): the richer single-record forms. */
+const ACTIVITY_RECORD_RELATIONS = [
+  `'created_by_user', ${related('users', 'cu', 'created_by_user_id', `'id', cu.id, ${fullName('cu')}, 'email', cu.email`, false)}`,
+  `'assigned_to_user', ${related('users', 'au', 'assigned_to_user_id', `'id', au.id, ${fullName('au')}, 'email', au.email`, false)}`,
+  `'deal', ${related('deals', 'de', 'deal_id', `${plain('de', ['id', 'name'])}, 'stage', (SELECT json_build_object('id', s.id, 'name', s.name) FROM pipeline_stages s WHERE s.organization_id = de.organization_id AND s.id = de.pipeline_stage_id)`)}`,
+  `'contact', ${related('contacts', 'ct', 'contact_id', `'id', ct.id, ${fullName('ct')}, 'email', ct.email`)}`,
+  `'company', ${related('companies', 'co', 'company_id', plain('co', ['id', 'name', 'website']))}`
+].join(',\n  ')
+
+/** An activity, with its list relations when joined as a list joins, or a read by id's. */
+export const activityJson = (joined: boolean | 'record') => `json_build_object(
   ${plain('t', [
     'id', 'organization_id', 'created_by_user_id', 'assigned_to_user_id', 'subject', 'note', 'public_description', 'location',
     'location_geocoded', 'duration', 'deal_id', 'contact_id', 'company_id', 'activity_type', 'activity_type_id', 'done', 'external_id'
   ])},
   ${texts('t', ['start_date', 'end_date', 'start_time', 'end_time'])},
-  ${timestamps('t', SOFT_DELETE)}${joined ? `,\n  ${ACTIVITY_RELATIONS}` : ''})`
+  ${timestamps('t', SOFT_DELETE)}${joined === 'record' ? `,\n  ${ACTIVITY_RECORD_RELATIONS}` : joined ? `,\n  ${ACTIVITY_RELATIONS}` : ''})`
 
 /** What a list may be filtered and sorted on, and how its rows and total are read. */
 export interface ListResource {

@@ -24,8 +24,9 @@ const userId = Number(process.env.USER_ID)
 const WRITTEN: Record<string, { table: string; kind: string; json: string }> = {
   contacts: { table: 'contacts', kind: 'contacts', json: contactJson },
   'plain-contacts': { table: PLAIN_CONTACTS, kind: 'contacts', json: contactJson },
-  deals: { table: 'deals', kind: 'deals', json: dealJson(false) },
-  activities: { table: 'activities', kind: 'activities', json: activityJson(false) }
+  // A write answers the record as a read by id does, with its relations.
+  deals: { table: 'deals', kind: 'deals', json: dealJson('record') },
+  activities: { table: 'activities', kind: 'activities', json: activityJson('record') }
 }
 
 const CONTACT_BY_ID = `SELECT ${contactJson}::text AS body FROM contacts t WHERE t.organization_id = $1 AND t.id = $2 AND t.deleted_at IS NULL`
