@@ -143,6 +143,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     teardown: [
       async (context: any, next: Next) => {
         await next()
+        await context.app.get('backgroundKnex').destroy()
         await context.app.get('knex').destroy()
       }
     ]

@@ -304,7 +304,37 @@ export async function migratedTemplate(): Promise<string | undefined> {
   return fs.existsSync(file) ? file : undefined
 }
 
+/** Connections of the background work's own pool on a Postgres server. */
+const BACKGROUND_POOL_SIZE = 2
+
+/**
+ * Knex for the application's background work (the outbox worker's claims, leases and
+ * bookkeeping, the periodic sweeps), on the database of db: on a Postgres server a small pool of
+ * its own, so that background passes and requests never wait for each other's connections and
+ * what db runs is the requests' work alone. Embedded Postgres is one session: the background
+ * client is a second knex on the same PGlite instance that takes db's one connection in turn
+ * (two clients sending statements to one session would run one's inside the other's transaction).
+ */
+export function createBackgroundKnex(db: Knex): Knex {
+  const { client, connection } = db.client.config
+  if (!isEmbedded(db)) return knex({ client, connection, pool: { min: 0, max: BACKGROUND_POOL_SIZE }, log: { warn: warnUnlessConnectionError } })
+  const appClient = db.client
+  // Its own pool never opens a connection, so destroying it leaves the database to db's teardown.
+  class SharedConnectionClient extends (client as typeof Knex.Client) {
+    acquireConnection() {
+      return appClient.acquireConnection()
+    }
+
+    releaseConnection(held: unknown) {
+      return appClient.releaseConnection(held)
+    }
+  }
+  return knex({ client: SharedConnectionClient, dialect: 'postgres', connection } as Knex.Config)
+}
+
+/** app.get('knex') for the requests, app.get('backgroundKnex') for the background work (createBackgroundKnex). */
 export const database = async (app: Application) => {
   const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'))
   app.set('knex', db)
+  app.set('backgroundKnex', createBackgroundKnex(db))
 }

@@ -22,6 +22,8 @@ export interface Caller {
 
 export interface Configuration extends ApplicationConfiguration {
   knex: Knex
+  /** The background work's knex (the outbox worker, the sweeps), on the same database: src/db.ts. */
+  backgroundKnex: Knex
   logger: Logger
   /** Set when shutdown begins (index.ts): answers close their connections from then on. */
   draining?: boolean

@@ -71,7 +71,8 @@ const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(valu
 export class SocketCredentials {
   private readonly open = new Set<Connection>()
   private timer?: NodeJS.Timeout
-  private sweeping = false
+  /** The sweep under way: stop() waits for it, so that the pool is not closed beneath it. */
+  private sweeping?: Promise<void>
 
   constructor(private readonly app: Application) {}
 
@@ -97,8 +98,9 @@ export class SocketCredentials {
     })
   }
 
-  stop() {
+  async stop() {
     clearInterval(this.timer)
+    await this.sweeping
   }
 
   /** Feathers' own way to end a connection: it leaves every channel and its socket is closed. */
@@ -108,7 +110,14 @@ export class SocketCredentials {
 
   async sweep() {
     if (this.sweeping || this.open.size === 0) return
-    this.sweeping = true
+    this.sweeping = this.checkAll().finally(() => {
+      this.sweeping = undefined
+    })
+    await this.sweeping
+  }
+
+  /** Reads the credentials again (through the background knex: upkeep, not a request's work) and ends the connections whose credentials failed. */
+  private async checkAll() {
     try {
       const held = [...this.open].flatMap((connection) => (connection.credentials ?? []).map((credential) => ({ connection, credential })))
       const of = <K extends SocketCredential['kind']>(kind: K) => held.filter((one) => one.credential.kind === kind) as Held<K>[]
@@ -116,8 +125,6 @@ export class SocketCredentials {
       for (const connection of new Set(failed)) this.end(connection)
     } catch (error) {
       this.app.get('logger').warn({ err: error }, 'realtime: the credentials of open sockets could not be checked; trying again')
-    } finally {
-      this.sweeping = false
     }
   }
 
@@ -125,7 +132,7 @@ export class SocketCredentials {
   private async checkKeys(held: Held<'api-key'>[]): Promise<Connection[]> {
     if (held.length === 0) return []
     const keys = distinct(held.map(({ credential }) => credential), (key) => `${key.organization_id}/${key.id}`)
-    const rows = await liveApiKeys(this.app.get('knex'))
+    const rows = await liveApiKeys(this.app.get('backgroundKnex'))
       .whereIn(['k.organization_id', 'k.id'], keys.map((key) => [key.organization_id, key.id]))
       .select('k.id', 'k.expires_at', 'm.role')
     const live = new Map(rows.filter((row) => !keyExpired(row)).map((row) => [row.id as number, row.role as Role]))
@@ -142,7 +149,7 @@ export class SocketCredentials {
   /** The connections holding a JWT whose session ended; the others follow their user's memberships. */
   private async checkAccounts(held: Held<'jwt'>[]): Promise<Connection[]> {
     if (held.length === 0) return []
-    const rows = await accountsOf(this.app.get('knex'), [...new Set(held.map(({ credential }) => credential.userId))])
+    const rows = await accountsOf(this.app.get('backgroundKnex'), [...new Set(held.map(({ credential }) => credential.userId))])
     const memberships = new Map<number, Map<number, Role>>()
     for (const row of rows) {
       const organizations = memberships.get(row.user_id) ?? memberships.set(row.user_id, new Map()).get(row.user_id)!
@@ -179,7 +186,7 @@ export class SocketCredentials {
   /** The connections holding a web-chat session that is no longer open. */
   private async checkVisitors(held: Held<'visitor'>[]): Promise<Connection[]> {
     if (held.length === 0) return []
-    const open = await openSessionIds(this.app, distinct(held.map(({ credential }) => credential), (session) => `${session.organization_id}/${session.id}`))
+    const open = await openSessionIds(this.app, this.app.get('backgroundKnex'), distinct(held.map(({ credential }) => credential), (session) => `${session.organization_id}/${session.id}`))
     return held.filter(({ credential }) => !open.has(credential.id)).map(({ connection }) => connection)
   }
 }

@@ -103,7 +103,7 @@ export const socketTransport = (app: Application) => {
   app.hooks({
     teardown: [
       async (_context: unknown, next: () => Promise<void>) => {
-        credentials.stop()
+        await credentials.stop()
         await next()
       }
     ]

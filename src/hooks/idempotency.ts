@@ -270,5 +270,5 @@ export const pruneExpiredKeys = (app: Application) =>
   runInBackground(app, {
     name: 'pruning idempotency keys',
     intervalMs: Math.min(app.get('idempotencyTtlS'), 3600) * 1000,
-    pass: () => pruneIdempotencyKeys(app.get('knex'))
+    pass: () => pruneIdempotencyKeys(app.get('backgroundKnex'))
   })

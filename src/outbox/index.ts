@@ -15,11 +15,12 @@ declare module '../declarations.js' {
 /**
  * The background worker of the application: features register a handler per topic on
  * app.get('outbox'); the worker starts with the application (app.setup, which listen() and the
- * tests call) and stops before the database pool closes on app.teardown.
+ * tests call) and stops before the database pools close on app.teardown. Its claims, leases and
+ * outcomes go through the background knex (src/db.ts).
  */
 export const outbox = (app: Application) => {
   const worker = new OutboxWorker({
-    db: app.get('knex'),
+    db: app.get('backgroundKnex'),
     logger: app.get('logger'),
     leaseSeconds: app.get('outboxLeaseS'),
     concurrency: app.get('outboxConcurrency'),

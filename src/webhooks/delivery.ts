@@ -41,7 +41,11 @@ const settingsOf = (app: Application): WebhookSettings => ({
   allowPrivate: app.get('webhookAllowPrivate')
 })
 
-/** The outbox handler of topic 'webhook': one job posts one delivery (an event to one subscription). */
+/**
+ * The outbox handler of topic 'webhook': one job posts one delivery (an event to one subscription).
+ * What it reads and writes (the delivery, its attempts, the subscription's failing streak) is the
+ * worker's own bookkeeping, not a change of the app's records: it goes through the background knex.
+ */
 export function webhookHandler(app: Application): JobHandler {
   const settings = settingsOf(app)
   return {
@@ -54,9 +58,10 @@ export function webhookHandler(app: Application): JobHandler {
     // Read per run: the time limit and the private-address switch apply from the next attempt on.
     run: (job) => deliver(app, settingsOf(app), job),
     onFailed: async (job, error) => {
-      await app.get('knex')('webhook_deliveries')
+      const db = app.get('backgroundKnex')
+      await db('webhook_deliveries')
         .where({ organization_id: job.organization_id, id: job.payload.delivery_id, status: 'pending' })
-        .update({ status: 'failed', last_error: error, next_attempt_at: null, updated_at: app.get('knex').fn.now() })
+        .update({ status: 'failed', last_error: error, next_attempt_at: null, updated_at: db.fn.now() })
     }
   }
 }
@@ -69,7 +74,7 @@ export const webhookDeliveries = (app: Application) => {
 }
 
 async function deliver(app: Application, settings: WebhookSettings, job: OutboxJob): Promise<JobOutcome> {
-  const db = app.get('knex')
+  const db = app.get('backgroundKnex')
   const delivery: DeliveryRow | undefined = await db('webhook_deliveries as d')
     .join('webhook_subscriptions as s', function () {
       this.on('s.organization_id', 'd.organization_id').andOn('s.id', 'd.subscription_id')
@@ -134,7 +139,7 @@ async function record(db: Knex, delivery: DeliveryRow, changes: Record<string, u
  * days deactivates it and e-mails the organization's owners, in one transaction.
  */
 async function noteFailure(app: Application, delivery: DeliveryRow) {
-  await app.get('knex').transaction(async (trx) => {
+  await app.get('backgroundKnex').transaction(async (trx) => {
     const where = { organization_id: delivery.organization_id, id: delivery.subscription_id }
     const [subscription] = await trx('webhook_subscriptions')
       .where(where)

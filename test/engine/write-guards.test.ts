@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { countQueries, startApp } from '../helpers/app.js'
+import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
@@ -7,7 +7,8 @@ import type { Tenant } from '../helpers/fixtures.js'
 /**
  * A single create or patch checks its references (and, for a create without custom values, that
  * the organization requires none) inside its own statement: the same answers as a check by query,
- * without the query. These tests hold the answers and the statement counts.
+ * without the query. These tests hold the answers; test/performance/statement-counts.test.ts
+ * counts the statements.
  */
 describe('checks inside the write statement', () => {
   let t: TestApp
@@ -35,13 +36,12 @@ describe('checks inside the write statement', () => {
     await t?.close()
   })
 
-  it('when a contact is created with a live company of its organization and no custom values, then the insert, which also checks that nobody subscribed to its event, is the only statement', async () => {
-    const { result, count } = await countQueries(t.db, () =>
-      t.http().post('/contacts').set('x-api-key', acme.apiKey)
-        .send({ organization_id: acme.organization.id, first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id }))
+  it('when a contact is created with a live company of its organization, a member owner and no custom values, then it is stored and answered with them', async () => {
+    const result = await t.http().post('/contacts').set('x-api-key', acme.apiKey)
+      .send({ organization_id: acme.organization.id, first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id })
     expect(result.status, JSON.stringify(result.body)).toBe(201)
     expect(result.body).toMatchObject({ first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id, custom_fields_by_name: {} })
-    expect(count).toBe(1)
+    expect(await t.db('contacts').where({ id: result.body.id }).first()).toMatchObject({ first_name: 'Ada', company_id: acmeCompany, owned_by_user_id: acme.user.id })
   })
 
   it('when the company belongs to another organization, is deleted, or the owner is not a member, then 400 names the field and nothing is written', async () => {
@@ -84,11 +84,10 @@ describe('checks inside the write statement', () => {
     const stored = await t.db('contacts').where({ id: contact.id }).first()
     expect(stored).toMatchObject({ first_name: 'Grace', company_id: acmeCompany })
 
-    const { result, count } = await countQueries(t.db, () =>
-      t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ first_name: 'Grace H.', company_id: null }))
+    const result = await t.http().patch(`/contacts/${contact.id}`).set('x-api-key', acme.apiKey).send({ first_name: 'Grace H.', company_id: null })
     expect(result.status, JSON.stringify(result.body)).toBe(200)
     expect(result.body).toMatchObject({ first_name: 'Grace H.', company_id: null })
-    expect(count).toBe(1)
+    expect(await t.db('contacts').where({ id: contact.id }).first()).toMatchObject({ first_name: 'Grace H.', company_id: null })
 
     await t.http().patch('/contacts/999999').set('x-api-key', acme.apiKey).send({ company_id: acmeCompany }).expect(404)
   })
@@ -105,7 +104,7 @@ describe('checks inside the write statement', () => {
     expect(refused.body.errors).toEqual({ owned_by_user_id: 'must be a member of this organization' })
   })
 
-  it('when somebody subscribed to the event, then the write opens its transaction: the event is stored with the change, a refused write stores neither, and a patch event carries the old values', async () => {
+  it('when somebody subscribed to the event, then the event is stored with the change, a refused write stores neither, and a patch event carries the old values', async () => {
     const tenant = await createTenant(t, 'Subscribed')
     t.app.set('webhookAllowPrivate', true)
     const subscription = (await t.http().post('/webhook-subscriptions').set('x-api-key', tenant.apiKey)
@@ -121,11 +120,9 @@ describe('checks inside the write statement', () => {
     expect(await contactsOf(tenant)).toBe(0)
     expect(await payloads()).toEqual([])
 
-    const { result, sql } = await countQueries(t.db, () => t.http().post('/contacts').set('x-api-key', tenant.apiKey)
-      .send({ organization_id: tenant.organization.id, first_name: 'Ada', last_name: 'Old' }))
+    const result = await t.http().post('/contacts').set('x-api-key', tenant.apiKey)
+      .send({ organization_id: tenant.organization.id, first_name: 'Ada', last_name: 'Old' })
     expect(result.status, JSON.stringify(result.body)).toBe(201)
-    expect(sql.filter((text) => /^begin/i.test(text))).toHaveLength(1)
-    expect(sql.filter((text) => /^commit/i.test(text))).toHaveLength(1)
     const patched = await t.http().patch(`/contacts/${result.body.id}`).set('x-api-key', tenant.apiKey).send({ last_name: 'New' })
     expect(patched.status, JSON.stringify(patched.body)).toBe(200)
     await t.http().patch('/contacts/999999').set('x-api-key', tenant.apiKey).send({ last_name: 'Nobody' }).expect(404)
@@ -136,8 +133,7 @@ describe('checks inside the write statement', () => {
     expect(events[1].data.object).toEqual(patched.body)
     expect(events[1].data.previous_attributes).toEqual({ last_name: 'Old' })
   })
-  // On a server the guarded insert and the patch are named statements, kept by each connection.
-  it.runIf(Boolean(process.env.DATABASE_URL))('when a column is added to contacts while the service runs, then the kept write statements still create and patch', async () => {
+  it('when a column is added to contacts while the service runs, then creates and patches still succeed and answer without it', async () => {
     const writeTwice = async (round: string) => {
       for (let i = 0; i < 12; i++) {
         const created = await t.http().post('/contacts').set('x-api-key', acme.apiKey).send({ first_name: `Kept ${round} ${i}` })

@@ -46,21 +46,33 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
   }
 }
 
-// The background passes (the outbox worker claiming and marking jobs) run on timers and may land
-// in any call's window: they are not the call's work.
-const isBackgroundPass = (sql: string) => /^\s*WITH due AS MATERIALIZED|^update "outbox_jobs"|pg_advisory_|pg_locks/i.test(sql)
-
-/** Counts the SQL statements that run while fn runs (for the no-query-per-row tests), with their bindings for an EXPLAIN. */
-export async function countQueries<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; count: number; sql: string[]; statements: { sql: string; bindings: unknown[] }[] }> {
+/**
+ * Counts the SQL statements the app's knex runs while fn runs, with their bindings (for an
+ * EXPLAIN of what a call ran). Background work (the outbox worker, the sweeps) runs on the
+ * background knex (src/db.ts): every statement counted here is the call's.
+ */
+export async function countQueries<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; count: number; statements: { sql: string; bindings: unknown[] }[] }> {
   const statements: { sql: string; bindings: unknown[] }[] = []
   const listener = (query: { sql: string; bindings: unknown[] }) => {
-    if (!isBackgroundPass(query.sql)) statements.push({ sql: query.sql, bindings: query.bindings })
+    statements.push({ sql: query.sql, bindings: query.bindings })
   }
   db.on('query', listener)
   try {
     const result = await fn()
-    return { result, count: statements.length, sql: statements.map((statement) => statement.sql), statements }
+    return { result, count: statements.length, statements }
   } finally {
     db.removeListener('query', listener)
   }
+}
+
+/**
+ * The result of a call and the plan (EXPLAIN) of the last statement it ran: the call's own read,
+ * which its authentication, when that reads at all, comes before.
+ */
+export async function planOfCall<T>(db: Knex, fn: () => Promise<T>): Promise<{ result: T; plan: string }> {
+  const { result, statements } = await countQueries(db, fn)
+  const read = statements.at(-1)
+  if (!read) throw new Error('the call ran no statement')
+  const rows = (await db.raw(`EXPLAIN ${read.sql.replace(/\$\d+/g, '?')}`, read.bindings as any[])).rows
+  return { result, plan: rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n') }
 }

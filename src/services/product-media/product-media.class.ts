@@ -125,7 +125,8 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
    * One purge pass: removes the files of items deleted longer ago than the grace period and
    * marks them purged. Rows are claimed with FOR UPDATE SKIP LOCKED inside a transaction that
    * lasts until they are marked, so concurrent passes (other instances) never take the same
-   * row and each file is purged once; a pass that dies leaves its rows to the next one.
+   * row and each file is purged once; a pass that dies leaves its rows to the next one. Upkeep,
+   * not a change of the app's records: it goes through the background knex.
    */
   async purgeDeleted(): Promise<number> {
     let purged = 0
@@ -137,7 +138,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
   }
 
   private purgeBatch() {
-    return this.knex.transaction(async (trx: Knex.Transaction) => {
+    return this.app.get('backgroundKnex').transaction(async (trx: Knex.Transaction) => {
       const rows: { organization_id: number; id: number; storage_key: string }[] = await trx('product_media')
         .select('organization_id', 'id', 'storage_key')
         .whereNotNull('deleted_at')

@@ -36,8 +36,7 @@ const lastSeenResolutionS = (idleS: number) => Math.min(60, idleS / 10)
  * ended, and whether it has gone unused for longer than WEBCHAT_SESSION_IDLE_S (idle, by the
  * database's clock, which also writes last_seen_at).
  */
-const sessionsWithState = (app: Application) => {
-  const db = app.get('knex')
+const sessionsWithState = (app: Application, db: Knex = app.get('knex')) => {
   const idleS = app.get('webchatSessionIdleS')
   return db('webchat_sessions as s')
     .join('conversations as c', function () {
@@ -84,9 +83,9 @@ export async function seenNow(app: Application, session: VisitorSession) {
   await app.get('knex')('webchat_sessions').where({ organization_id: session.organization_id, id: session.id }).update({ last_seen_at: app.get('knex').fn.now() })
 }
 
-/** Of these sessions, the ids of those still open (one query, whatever their number). */
-export async function openSessionIds(app: Application, sessions: { organization_id: number; id: number }[]) {
-  const rows = await sessionsWithState(app).whereIn(['s.organization_id', 's.id'], sessions.map((session) => [session.organization_id, session.id]))
+/** Of these sessions, the ids of those still open (one query on db, whatever their number). */
+export async function openSessionIds(app: Application, db: Knex, sessions: { organization_id: number; id: number }[]) {
+  const rows = await sessionsWithState(app, db).whereIn(['s.organization_id', 's.id'], sessions.map((session) => [session.organization_id, session.id]))
   return new Set(rows.filter((row) => !sessionRefusal(row)).map((row) => row.id as number))
 }
 
