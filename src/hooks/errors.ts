@@ -1,4 +1,4 @@
-import { BadRequest, Conflict, FeathersError, GeneralError, NotFound, Unavailable } from '@feathersjs/errors'
+import { BadRequest, Conflict, FeathersError, GeneralError, MethodNotAllowed, NotFound, Unavailable } from '@feathersjs/errors'
 import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
@@ -316,6 +316,7 @@ export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: N
     } else {
       error = shapeError(raw)
     }
+    if (error.code === 405 && ctx.method === 'PUT') error = putRefused()
     if (error.code >= 500) {
       logger?.error({ err: originalErrorOf(error), req_id: ctx.state.requestId, method: ctx.method, url: redactUrl(ctx.originalUrl) }, 'request failed')
     }
@@ -324,6 +325,9 @@ export const errorMiddleware = (logger?: Logger) => async (ctx: Context, next: N
     ctx.body = errorBody(error)
   }
 }
+
+/** No resource replaces a record whole (Feathers' `update`): the refusal of a PUT names the method that changes one. */
+const putRefused = () => new MethodNotAllowed('PUT is not supported: use PATCH for partial updates')
 
 /**
  * A failed request keeps the RateLimit headers its hooks set (context.http.headers), and a 429
