@@ -17,7 +17,7 @@ import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { mcpEndpoint } from './mcp/http.js'
-import { invitationPage, verificationPage } from './link-pages.js'
+import { invitationPage, passwordResetPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { socketTransport } from './realtime.js'
@@ -95,6 +95,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   if (servesInvitationPage) {
     app.use(invitationPage(app.get('inviteLinkPath')))
     app.use(verificationPage(app.get('emailVerificationLinkPath')))
+    app.use(passwordResetPage(app.get('passwordResetLinkPath')))
   }
   // Before the body parser: provider signatures are checked over the raw bytes.
   app.use(channelWebhooks(app))

@@ -81,6 +81,8 @@ export const configurationSchema = Type.Intersect([
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
     emailVerificationTtlSeconds: Type.Number({ minimum: 1 }),
     emailVerificationLinkPath: Type.String(),
+    passwordResetTtlSeconds: Type.Number({ minimum: 1 }),
+    passwordResetLinkPath: Type.String(),
     /** How long a stored Idempotency-Key answer is replayed (docs/integrations.md). */
     idempotencyTtlS: Type.Integer({ minimum: 1 }),
     /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt, polling. */

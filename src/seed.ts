@@ -7,6 +7,7 @@ import { migrate } from './db.js'
 import type { Application } from './declarations.js'
 import { totalOf } from './services/deals/money.js'
 import { exitOnStartupError } from './startup.js'
+import { asApiKey, createApiKey, createOwnedOrganization } from './account-steps.js'
 
 // `npm run seed`: a demo owner and organization with data in every part of the API (companies
 // and contacts with custom fields, a sales pipeline with deals and their products, this week's and
@@ -282,15 +283,9 @@ async function seed() {
   }
   const started = performance.now()
   // The owner creates the organization and its key as over HTTP (a JWT), the rest is the key's.
-  const authentication = app.service('authentication')
-  const accessToken = await authentication.createAccessToken({}, { subject: String(user.id) })
-  const { accessToken: _jwt, ...asOwner } = await authentication.authenticate({ strategy: 'jwt', accessToken }, {}, 'jwt')
-  const organization = await app.service('organizations').create({ name: DEMO_ORGANIZATION }, { ...asOwner, authenticated: true } as any)
-  // The caller's memberships were read before the organization existed: read them again.
-  const { accessToken: _again, ...asMember } = await authentication.authenticate({ strategy: 'jwt', accessToken }, {}, 'jwt')
-  const { key } = await app.service('api-keys').create({ organization_id: organization.id, name: 'Seed key' } as any, { ...asMember, authenticated: true } as any)
-  const { accessToken: _token, ...asKey } = await authentication.authenticate({ strategy: 'api-key', apiKey: key }, {}, 'api-key')
-  const made = await fillOrganization(app, { ...asKey, authenticated: true }, user.id)
+  const organization = await createOwnedOrganization(app, user.id, DEMO_ORGANIZATION)
+  const { key } = await createApiKey(app, user.id, organization.id, 'Seed key')
+  const made = await fillOrganization(app, await asApiKey(app, key), user.id)
 
   const base = baseUrl(app)
   console.log(

@@ -8,6 +8,7 @@ export const HEAVY_TESTS = [
   'test/engine/trigger-families.test.ts',
   'test/mcp/stdio.test.ts',
   'test/platform/build.test.ts',
+  'test/platform/create-user.test.ts',
   'test/platform/embedded-template.test.ts',
   'test/platform/faults.test.ts',
   'test/platform/outbox-restart.test.ts',
