@@ -1,5 +1,7 @@
+import { FeathersError } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Application } from './declarations.js'
+import { StartupError } from './startup.js'
 
 /**
  * The account steps of README's walk-through (an organization, its API key) taken in-process by
@@ -28,3 +30,10 @@ export const createOwnedOrganization = async (app: Application, userId: number, 
 /** A new API key of the user in one of their organizations: the plain key is in the answer, this once. */
 export const createApiKey = async (app: Application, userId: number, organizationId: number, name: string) =>
   (app.service('api-keys') as any).create({ organization_id: organizationId, name }, await asUser(app, userId)) as Promise<{ id: number; key: string }>
+
+/** A refusal of the services (a taken or malformed address, a short password) as the one line a command prints; other errors as they are. */
+export function refusalAsOneLine(error: unknown) {
+  if (!(error instanceof FeathersError) || error.code >= 500) return error
+  const fields = Object.entries(error.errors ?? error.data?.errors ?? {}).map(([field, message]) => `${field} ${message}`)
+  return new StartupError(fields.length ? `${error.message}: ${fields.join('; ')}` : error.message)
+}

@@ -24,6 +24,7 @@ import { socketTransport } from './realtime.js'
 import { publishRecordEvents } from './realtime-events.js'
 import { channelWebhooks } from './channels/index.js'
 import { webchatWidget } from './channels/webchat-widget.js'
+import { bookingPage } from './reservations/booking-page.js'
 import { renderedFormatter, restRequests } from './engine/rendered-answer.js'
 
 /** GET /health: 200 once the app is set up and while the database answers, 503 otherwise. */
@@ -92,6 +93,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(webchatWidget(app))
+  app.use(bookingPage(app))
   if (servesInvitationPage) {
     app.use(invitationPage(app.get('inviteLinkPath')))
     app.use(verificationPage(app.get('emailVerificationLinkPath')))

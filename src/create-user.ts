@@ -1,10 +1,9 @@
 import crypto from 'node:crypto'
 import { parseArgs } from 'node:util'
-import { FeathersError } from '@feathersjs/errors'
 import { createApp } from './app.js'
 import { migrate } from './db.js'
 import { StartupError, exitOnStartupError } from './startup.js'
-import { createApiKey, createOwnedOrganization } from './account-steps.js'
+import { createApiKey, createOwnedOrganization, refusalAsOneLine } from './account-steps.js'
 
 // `npm run create-user -- --email … [--password …] [--first-name …] [--last-name …]
 // [--organization "Name" [--api-key]]`: an account on the configured database, for deployments
@@ -34,12 +33,6 @@ function options() {
   }
 }
 
-/** A refusal of the services (a taken or malformed address, a short password) as one line. */
-function refusal(error: FeathersError) {
-  const fields = Object.entries(error.errors ?? error.data?.errors ?? {}).map(([field, message]) => `${field} ${message}`)
-  return new StartupError(fields.length ? `${error.message}: ${fields.join('; ')}` : error.message)
-}
-
 async function createUser() {
   const args = options()
   const app = await createApp()
@@ -55,7 +48,7 @@ async function createUser() {
     }
     console.log(lines.join('\n'))
   } catch (error) {
-    throw error instanceof FeathersError && error.code < 500 ? refusal(error) : error
+    throw refusalAsOneLine(error)
   } finally {
     await app.teardown()
   }

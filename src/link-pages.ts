@@ -13,7 +13,7 @@ export const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 /** The look of the pages with a form. */
-const FORM_STYLES = `  body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
+export const FORM_STYLES = `  body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
   label { display: block; margin-top: 1rem; font-weight: 600; }
   input { display: block; width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #555; border-radius: 4px; }
   button { margin-top: 1.5rem; padding: .6rem 1.2rem; font: inherit; background: #0b57d0; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
