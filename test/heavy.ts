@@ -15,6 +15,7 @@ export const HEAVY_TESTS = [
   'test/platform/process.test.ts',
   'test/platform/public-url.test.ts',
   'test/platform/seed.test.ts',
+  'test/platform/startup-lines.test.ts',
   'test/platform/startup-refusals.test.ts',
   'test/services/large-tables.test.ts'
 ]
