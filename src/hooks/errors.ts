@@ -66,6 +66,16 @@ function sanitized(shaped: FeathersError, original: unknown): FeathersError {
   return shaped
 }
 
+/**
+ * A server error whose message is written for the caller (which outside service failed and what
+ * to check, never a stack or a raw error): it is sent as it is, where any other 5xx is answered
+ * with a bare "Internal server error" or "Service unavailable".
+ */
+export function explainedServerError(error: FeathersError): FeathersError {
+  Object.defineProperty(error, SANITIZED, { value: true, enumerable: false })
+  return error
+}
+
 const serverError = (original: unknown, code = 500) =>
   sanitized(code === 503 ? new Unavailable('Service unavailable') : new GeneralError('Internal server error'), original)
 
