@@ -1,5 +1,5 @@
 # The API in a container: `docker compose up --build` (see docker-compose.yml and README).
-FROM node:20-slim
+FROM node:24-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -69,8 +69,9 @@ function removeStale(dir, produced) {
 }
 
 // `npm start` passes --start: the refusals a person can fix (a port in use, a locked data
-// directory, a bad DATABASE_URL, no AUTH_SECRET in production) come before the build, in one line.
-// src/preflight.ts is bundled alone (its imports are node's and the configuration reader) and run.
+// directory, a bad DATABASE_URL, no AUTH_SECRET in production, a setting the configuration's schema
+// refuses) come before the build, in one line. src/preflight.ts is bundled with the few sources it
+// imports (the configuration's schema and its messages; the packages stay outside) and run.
 const preflightFile = path.join(outdir, 'preflight.js')
 if (process.argv.includes('--start')) {
   const { outputFiles: [bundle] } = await build({

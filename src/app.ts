@@ -17,7 +17,7 @@ import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
 import { createLogger, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { mcpEndpoint } from './mcp/http.js'
-import { invitationPage, verificationPage } from './link-pages.js'
+import { invitationPage, passwordResetPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
 import { socketTransport } from './realtime.js'
@@ -25,6 +25,7 @@ import { publishRecordEvents } from './realtime-events.js'
 import { channelWebhooks } from './channels/index.js'
 import { webchatWidget } from './channels/webchat-widget.js'
 import { patchToBatchMethod, renderedFormatter, restRequests } from './rest.js'
+import { bookingPage } from './reservations/booking-page.js'
 
 /** GET /health: 200 once the app is set up and while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>
@@ -92,9 +93,11 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(webchatWidget(app))
+  app.use(bookingPage(app))
   if (servesInvitationPage) {
     app.use(invitationPage(app.get('inviteLinkPath')))
     app.use(verificationPage(app.get('emailVerificationLinkPath')))
+    app.use(passwordResetPage(app.get('passwordResetLinkPath')))
   }
   // Before the body parser: provider signatures are checked over the raw bytes.
   app.use(channelWebhooks(app))
@@ -142,9 +145,14 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
     ],
     teardown: [
       async (context: any, next: Next) => {
-        await next()
-        await context.app.get('backgroundKnex').destroy()
-        await context.app.get('knex').destroy()
+        // The pools close whatever else failed: an embedded database that is not closed loses the
+        // values its sequences had cached, and the next start skips them.
+        try {
+          await next()
+        } finally {
+          await context.app.get('backgroundKnex').destroy()
+          await context.app.get('knex').destroy()
+        }
       }
     ]
   })

@@ -210,6 +210,10 @@ export const sessionEnded = (account: Pick<AccountRow, 'sessions_valid_after'>, 
  */
 class MembershipJwtStrategy extends JWTStrategy {
   async authenticate(authentication: AuthenticationRequest, params: Params) {
+    // One of our API keys sent as a bearer token (as /mcp takes it): the JWT parser would only say "jwt malformed".
+    if (typeof authentication.accessToken === 'string' && authentication.accessToken.startsWith(API_KEY_PREFIX)) {
+      throw new NotAuthenticated('Invalid API key: API keys go in the x-api-key header (x-api-key: crm_…), not in Authorization: Bearer')
+    }
     const result: any = await super.authenticate(authentication, params)
     const rows = await accountsOf((this.app as Application).get('knex'), [result.user.id])
     if (!rows.length || sessionEnded(rows[0], result.authentication.payload)) {

@@ -1,4 +1,4 @@
-import { Type, defaultAppConfiguration } from '@feathersjs/typebox'
+import { StringEnum, Type, defaultAppConfiguration } from '@feathersjs/typebox'
 import type { Static } from '@feathersjs/typebox'
 import { dataValidator, getValidator } from './validators.js'
 
@@ -8,13 +8,13 @@ export const configurationSchema = Type.Intersect([
     host: Type.String(),
     /** Behind a load balancer: take the client address from X-Forwarded-For (per-address limits). */
     trustProxy: Type.Boolean(),
-    port: Type.Number(),
+    port: Type.Integer({ minimum: 0, maximum: 65535 }),
     public: Type.String(),
     publicUrl: Type.String(),
     appUrl: Type.String(),
-    logLevel: Type.String(),
-    /** 'json' (one JSON object per line) or 'pretty' (pino-pretty, for a terminal). */
-    logFormat: Type.Union([Type.Literal('json'), Type.Literal('pretty')]),
+    logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** 'json' (one JSON object per line), 'pretty' (pino-pretty), or 'auto': pretty when stdout is a terminal, else json. */
+    logFormat: StringEnum(['auto', 'json', 'pretty']),
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
@@ -81,6 +81,8 @@ export const configurationSchema = Type.Intersect([
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
     emailVerificationTtlSeconds: Type.Number({ minimum: 1 }),
     emailVerificationLinkPath: Type.String(),
+    passwordResetTtlSeconds: Type.Number({ minimum: 1 }),
+    passwordResetLinkPath: Type.String(),
     /** How long a stored Idempotency-Key answer is replayed (docs/integrations.md). */
     idempotencyTtlS: Type.Integer({ minimum: 1 }),
     /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt, polling. */

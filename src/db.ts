@@ -29,7 +29,10 @@ export const describeDatabase = (databaseUrl: string, dataDir: string) =>
       ? 'embedded Postgres in memory'
       : 'PostgreSQL server'
 
-async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<{ config: Knex.Config; templateToSave?: Template }> {
+/** Tells the person starting the service what a slow step is doing (a line of the log). */
+export type Narrate = (line: string) => void
+
+async function embeddedConfig(databaseUrl: string, dataDir: string, narrate: Narrate): Promise<{ config: Knex.Config; templateToSave?: Template }> {
   const [{ PGlite }, { pg_trgm }, { btree_gist }, { btree_gin }, { unaccent }, { default: ClientPgLite }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite/contrib/pg_trgm'),
@@ -53,6 +56,9 @@ async function embeddedConfig(databaseUrl: string, dataDir: string): Promise<{ c
       const template = ownTemplate()
       if (fs.existsSync(template.file)) dump = template.file
       else if (canWrite(TEMPLATE_DIRECTORY)) templateToSave = template
+      narrate(dump
+        ? `Creating the embedded database in ${dir} from the migrated template: a few seconds`
+        : `Creating the embedded database in ${dir} and migrating it: about 15 seconds, once per set of migrations (later fresh data directories start from a copy)`)
     }
   }
   const pglite = new PGlite({
@@ -88,7 +94,7 @@ const warnUnlessConnectionError = (message: string) => {
 }
 
 /** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
-export async function createKnex(databaseUrl: string, dataDir: string, poolSize = 10): Promise<Knex> {
+export async function createKnex(databaseUrl: string, dataDir: string, poolSize = 10, narrate: Narrate = () => {}): Promise<Knex> {
   if (databaseUrl && !isMemoryDatabase(databaseUrl)) {
     checkDatabaseUrl(databaseUrl)
     return knex({
@@ -98,7 +104,7 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
       log: { warn: warnUnlessConnectionError }
     })
   }
-  const { config, templateToSave } = await embeddedConfig(databaseUrl, dataDir)
+  const { config, templateToSave } = await embeddedConfig(databaseUrl, dataDir, narrate)
   const db = knex(config)
   if (templateToSave) await saveAsTemplate(db, templateToSave).catch(async (error) => {
     await db.destroy()
@@ -334,7 +340,8 @@ export function createBackgroundKnex(db: Knex): Knex {
 
 /** app.get('knex') for the requests, app.get('backgroundKnex') for the background work (createBackgroundKnex). */
 export const database = async (app: Application) => {
-  const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'))
+  const logger = app.get('logger')
+  const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'), (line) => logger.info(line))
   app.set('knex', db)
   app.set('backgroundKnex', createBackgroundKnex(db))
 }

@@ -3,13 +3,23 @@ import type { Context, Next } from 'koa'
 /**
  * The pages behind the links the service mails when no front end is configured (APP_URL unset):
  * the invitation page looks the invitation up by its token and accepts it, the verification page
- * redeems an e-mail verification token, both through the public API calls of docs/invitations.md.
+ * redeems an e-mail verification token, and the password reset page sets a new password with a
+ * reset token, each through the public API calls of docs/invitations.md and README.
  * Plain HTML and JS, labelled fields, results announced to screen readers.
  */
 
 /** Text for an HTML page's text or a quoted attribute value. */
 export const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
+
+/** The look of the pages with a form. */
+export const FORM_STYLES = `  body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
+  label { display: block; margin-top: 1rem; font-weight: 600; }
+  input { display: block; width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #555; border-radius: 4px; }
+  button { margin-top: 1.5rem; padding: .6rem 1.2rem; font: inherit; background: #0b57d0; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
+  button:disabled { background: #777; }
+  :focus-visible { outline: 3px solid #f4b400; outline-offset: 2px; }
+  .error { color: #b00020; }`
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -18,13 +28,7 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Accept your invitation</title>
 <style>
-  body { font: 16px/1.5 system-ui, sans-serif; max-width: 32rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
-  label { display: block; margin-top: 1rem; font-weight: 600; }
-  input { display: block; width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #555; border-radius: 4px; }
-  button { margin-top: 1.5rem; padding: .6rem 1.2rem; font: inherit; background: #0b57d0; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
-  button:disabled { background: #777; }
-  :focus-visible { outline: 3px solid #f4b400; outline-offset: 2px; }
-  .error { color: #b00020; }
+${FORM_STYLES}
   .hint { color: #444; font-size: .9rem; }
 </style>
 </head>
@@ -186,6 +190,59 @@ const VERIFY_PAGE = `<!doctype html>
 </body>
 </html>`
 
+const RESET_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Choose a new password</title>
+<style>
+${FORM_STYLES}
+</style>
+</head>
+<body>
+<main>
+  <h1>Choose a new password</h1>
+  <form id="reset" novalidate>
+    <label for="password">New password (at least 8 characters)</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+    <button type="submit">Set my password</button>
+  </form>
+  <p id="result" role="status" aria-live="polite"></p>
+</main>
+<script>
+(() => {
+  const token = document.body.dataset.token || new URLSearchParams(location.search).get('token') || '';
+  const form = document.getElementById('reset');
+  const result = document.getElementById('result');
+  const button = form.querySelector('button');
+  const fail = (text) => { button.disabled = false; result.className = 'error'; result.textContent = text; };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    result.className = '';
+    result.textContent = 'Saving…';
+    fetch('/users', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-Service-Method': 'reset-password' },
+      body: JSON.stringify({ token, password: form.elements.password.value })
+    })
+      .then((response) => response.json().then((body) => ({ response, body })))
+      .then(({ response, body }) => {
+        if (!response.ok) {
+          const errors = body.errors || {};
+          return fail(errors.password ? 'Password ' + errors.password + '.' : body.message || 'This link is not valid.');
+        }
+        form.hidden = true;
+        result.textContent = 'Your password is set. Log in with ' + body.email + ' and your new password.';
+      })
+      .catch(() => fail('The password could not be set. Try again later.'));
+  });
+})();
+</script>
+</body>
+</html>`
+
 /** Where the link lands: the path of INVITE_LINK_PATH, with {token} standing for a path segment. */
 const linkPattern = (linkPath: string) => {
   const path = (linkPath.startsWith('/') ? linkPath : `/${linkPath}`).split('?')[0]
@@ -198,6 +255,9 @@ export const invitationPage = (linkPath: string) => linkPage(linkPath, PAGE)
 
 /** Koa middleware: GET at the verification link path answers the page that confirms the address. */
 export const verificationPage = (linkPath: string) => linkPage(linkPath, VERIFY_PAGE)
+
+/** Koa middleware: GET at the password reset link path answers the page that sets a new password. */
+export const passwordResetPage = (linkPath: string) => linkPage(linkPath, RESET_PAGE)
 
 /** A page served at a mailed link's path, with the link's token in the page. */
 function linkPage(linkPath: string, page: string) {

@@ -10,11 +10,14 @@ const prettyStream = (): DestinationStream => {
   return pretty({ translateTime: "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'", ignore: 'pid,hostname' })
 }
 
-/** JSON lines by default; `format` 'pretty' for a terminal. */
+/** Whether lines are for a person: 'pretty', or 'auto' when stdout is a terminal (a log collector gets JSON). */
+const readable = (format: string) => format === 'pretty' || (format === 'auto' && Boolean(process.stdout.isTTY))
+
+/** JSON lines, or readable lines (LOG_FORMAT, or on a terminal by default). */
 export const createLogger = (level: string, format = 'json', destination?: DestinationStream): Logger =>
   pino(
     { level, base: undefined },
-    destination ?? (format === 'pretty' ? prettyStream() : undefined)
+    destination ?? (readable(format) ? prettyStream() : undefined)
   )
 
 /** Query parameters whose values are credentials (compared case-insensitively, qs brackets ignored). */

@@ -12,6 +12,7 @@ import { NOT_IDEMPOTENT_PATHS } from './hooks/idempotency.js'
 import { JSON_RPC_SCHEMAS, MCP_PATH_DOCS } from './mcp/openapi.js'
 import { jwtLoginSchema, localLoginSchema } from './authentication.schema.js'
 import { OR_DESCRIPTION, customFieldFilterParameter, exampleOf, keysetPageOf, pageOf, plain, queryParameters } from './openapi-schemas.js'
+import { SECURITY_SCHEMES, orderedTags } from './openapi-tags.js'
 import { ERROR_RESPONSES, RATE_LIMIT_HEADERS, errorCodes, errorExample, json, rateLimitHeaderRefs, ref } from './openapi-errors.js'
 
 /** What a custom method (POST with X-Service-Method) declares about itself for the OpenAPI document. */
@@ -363,6 +364,7 @@ export function openApiDocument(app: Application) {
   for (const [key, item] of Object.entries<any>(paths)) {
     for (const method of HTTP_METHODS) if (item[method]) completeOperation(key, method, item[method], components)
   }
+  const allPaths = withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath(components), '/mcp': MCP_PATH_DOCS, ...paths })
   return escapeAngleBrackets({
     openapi: '3.1.0',
     info: {
@@ -377,16 +379,17 @@ export function openApiDocument(app: Application) {
       schemas: components,
       responses: Object.fromEntries(Object.values(ERROR_RESPONSES).map(({ name, body }) => [name, body])),
       headers: RATE_LIMIT_HEADERS,
-      securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        bearerApiKey: { type: 'http', scheme: 'bearer', description: 'an API key as the bearer token (/mcp only)' }
-      }
+      securitySchemes: SECURITY_SCHEMES
     },
     security: [{ apiKey: [] }, { bearer: [] }],
-    paths: withIdempotencyKeys({ '/health': healthPath, '/authentication': authenticationPath(components), '/mcp': MCP_PATH_DOCS, ...paths })
+    tags: orderedTags(tagsOf(allPaths)),
+    paths: allPaths
   })
 }
+
+/** Every tag the operations use, in the order they first appear. */
+const tagsOf = (paths: Record<string, any>) =>
+  [...new Set(Object.values(paths).flatMap((item) => HTTP_METHODS.flatMap((method) => item[method]?.tags ?? [])))] as string[]
 
 // Values, not prose: an example's text stays as the API sends it.
 const VALUE_KEYS = new Set(['example', 'examples', 'default', 'const', 'enum'])
@@ -413,7 +416,7 @@ const DOCS_PAGE = `<!doctype html>
 <link rel="stylesheet" href="/docs/swagger-ui.css"></head>
 <body><div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui' })</script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', filter: true })</script>
 </body></html>`
 
 /** GET /openapi.json, and a browsable /docs page from the swagger-ui-dist package (no CDN). */

@@ -1,36 +1,34 @@
+import fs from 'node:fs'
 import net from 'node:net'
+import path from 'node:path'
 import configuration from '@feathersjs/configuration'
+import pg from 'pg'
 import type { Configuration } from './declarations.js'
+import { configurationSchema, configurationValidator } from './configuration.js'
+import { describeAjvError } from './hooks/validation-messages.js'
+import type { AjvError } from './hooks/validation-messages.js'
 import { StartupError, checkAuthSecret, checkDataDirFree, checkDatabaseUrl, connectionProblem, exitOnStartupError, isMemoryDatabase, webConcurrency } from './startup.js'
 
-// How long the database server's port may take to accept a connection before the start goes on
-// without an answer (the pool's own connection then reports what is wrong).
+// How long the database server may take to answer a connection before the start goes on without
+// an answer (the pool's own connection then reports what is wrong).
 const PROBE_TIMEOUT_MS = 1_500
 
-/** Resolves once something accepted a TCP connection on host:port; rejects with the network error. */
-function probe(host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port })
-    const done = (error?: Error) => {
-      socket.destroy()
-      if (error) reject(error)
-      else resolve()
-    }
-    socket.setTimeout(PROBE_TIMEOUT_MS, () => done())
-    socket.once('connect', () => done())
-    socket.once('error', done)
-  })
-}
-
-/** Throws a StartupError when the database server of databaseUrl refuses connections or has no address. */
+/**
+ * Throws a StartupError when the database server of databaseUrl cannot be used as it is named: it
+ * refuses connections, has no address, refuses the credentials or has no such database. One
+ * connection is opened and closed at once; a server that does not answer in time is left to the pool.
+ */
 async function checkDatabaseReachable(databaseUrl: string) {
-  const url = new URL(databaseUrl)
-  // A Unix socket (host in the query string, or no host) is left to the pool.
-  if (!url.hostname || url.searchParams.has('host')) return
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: PROBE_TIMEOUT_MS })
+  // A connection the server ends later (it was only a probe) is not an error of the start.
+  client.on('error', () => {})
   try {
-    await probe(url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 5432))
+    await client.connect()
   } catch (error) {
-    throw connectionProblem(error, databaseUrl) ?? error
+    const problem = connectionProblem(error, databaseUrl)
+    if (problem) throw problem
+  } finally {
+    await client.end().catch(() => {})
   }
 }
 
@@ -58,12 +56,47 @@ async function checkPortFree(host: string, port: number) {
 
 type Settings = Pick<Configuration, 'host' | 'port' | 'databaseUrl' | 'dataDir'> & { authentication?: { secret?: string } }
 
+/** The environment variable of a setting (config/custom-environment-variables.json), by its path in the settings. */
+function environmentVariableOf(settingPath: string[]): string | undefined {
+  const directory = process.env.NODE_CONFIG_DIR ?? path.join(process.cwd(), 'config')
+  let node: any = JSON.parse(fs.readFileSync(path.join(directory, 'custom-environment-variables.json'), 'utf8'))
+  for (const key of settingPath) node = node?.[key]
+  return typeof node === 'string' ? node : node?.__name
+}
+
+/** The JSON-Schema type of a top-level setting. */
+const settingType = (name: string): string | undefined =>
+  (configurationSchema as { properties?: Record<string, { type?: string }> }).properties?.[name]?.type
+
+/**
+ * Throws a StartupError naming the first setting the configuration's schema refuses, by the
+ * environment variable that sets it, with what it takes and what it got (PORT=abc, LOG_LEVEL=loud).
+ * The application checks the same schema once it is set up: here it costs milliseconds.
+ */
+export async function checkSettings(settings: unknown, env: NodeJS.ProcessEnv = process.env) {
+  try {
+    await configurationValidator(settings)
+  } catch (error: any) {
+    const refused: AjvError | undefined = error?.errors?.[0]
+    if (!refused) throw error
+    const [field] = describeAjvError(refused)
+    const variable = environmentVariableOf(field.split('.'))
+    const given = variable !== undefined ? env[variable] : undefined
+    // A number setting given text is dropped by the configuration reader: it then reads as missing.
+    const type = refused.keyword === 'required' && given !== undefined ? settingType(field) : undefined
+    const [, rule] = describeAjvError(type ? { keyword: 'type', params: { type } } : refused)
+    throw new StartupError(`${variable ?? field} ${rule}${given !== undefined ? `, got '${given}'` : ''}`)
+  }
+}
+
 /**
  * The refusals a person can fix, checked in well under a second before anything slow (the build,
- * the migrations): WEB_CONCURRENCY, AUTH_SECRET in production, DATABASE_URL's form and whether its
- * server answers, the embedded database's lock, and the port.
+ * the migrations): every setting's form (the configuration's schema), WEB_CONCURRENCY, AUTH_SECRET
+ * in production, DATABASE_URL's form and whether its server takes a connection to its database,
+ * the embedded database's lock, and the port.
  */
 export async function preflight(settings: Settings, env: NodeJS.ProcessEnv = process.env) {
+  await checkSettings(settings, env)
   webConcurrency(env)
   checkAuthSecret(settings.authentication?.secret, env)
   const { databaseUrl } = settings

@@ -7,6 +7,7 @@ import { migrate } from './db.js'
 import type { Application } from './declarations.js'
 import { totalOf } from './services/deals/money.js'
 import { exitOnStartupError } from './startup.js'
+import { asApiKey, createApiKey, createOwnedOrganization, refusalAsOneLine } from './account-steps.js'
 
 // `npm run seed`: a demo owner and organization with data in every part of the API (companies
 // and contacts with custom fields, a sales pipeline with deals and their products, this week's and
@@ -14,14 +15,14 @@ import { exitOnStartupError } from './startup.js'
 // an API key. Everything but the owner, the organization and the key is created through the
 // services as the key's caller, so validation and hooks run as over HTTP. Run again, it finds
 // the demo organization, says so and changes nothing.
-const DEMO_EMAIL = process.env.SEED_EMAIL ?? 'demo@example.com'
+const DEMO_EMAIL = process.env.SEED_EMAIL || 'demo@example.com'
 const DEMO_ORGANIZATION = 'Demo Organization'
 
-/** The demo owner: created with a fresh password, or found (the password is then not known here). */
+/** The demo owner: created with SEED_PASSWORD or a fresh one, or found (the password is then not known here). */
 async function demoOwner(app: Application, db: Knex) {
   const existing = await db('users').whereRaw('lower(email) = ?', [DEMO_EMAIL.toLowerCase()]).first()
   if (existing) return { user: existing, password: undefined }
-  const password = crypto.randomBytes(9).toString('base64url')
+  const password = process.env.SEED_PASSWORD || crypto.randomBytes(9).toString('base64url')
   const user = await app.service('users').create({ email: DEMO_EMAIL, password, first_name: 'Demo', last_name: 'Owner' })
   return { user, password }
 }
@@ -72,6 +73,16 @@ const THREADS: { content: string; inbound: string; reply: string }[] = [
   { content: 'Hello {name}, did the data migration finish on your side?', inbound: 'Almost, two tables are missing.', reply: 'Send me their names and we will rerun them.' },
   { content: 'Hi {name}, your invoice for this quarter is ready.', inbound: 'Could you add our VAT number to it?', reply: 'Of course, a corrected invoice is on its way.' }
 ]
+
+/**
+ * Where the i-th demo deal stands: most are open, spread over the stages and closing in the weeks
+ * ahead; two closed a few days ago, one won at the last stage and one lost at the proposal.
+ */
+function dealProgress(i: number, stages: { id: number }[], today: DateTime) {
+  if (i === 12) return { status: 'won', stage: stages[stages.length - 1], closes: today.minus({ days: 3 }).toISODate() }
+  if (i === 13) return { status: 'lost', stage: stages[STAGES.indexOf('Proposal')], closes: today.minus({ days: 5 }).toISODate() }
+  return { status: 'open', stage: stages[i % stages.length], closes: today.plus({ days: 7 + i * 4 }).toISODate() }
+}
 
 /** Everything the demo organization holds, created as the key's caller (params). */
 async function fillOrganization(app: Application, params: Params, userId: number) {
@@ -129,21 +140,22 @@ async function fillOrganization(app: Application, params: Params, userId: number
     stages.push(await create('pipeline-stages', { pipeline_id: sales.id, name, position, probability: [10, 30, 60, 80][position] }))
   }
   const today = DateTime.utc().startOf('day')
+  const companyNames = new Map(companies.map((company) => [company.id, company.name]))
   const deals: any[] = await create(
     'deals',
     Array.from({ length: 15 }, (_, i) => {
       const contact = contacts[i * 3]
-      const status = i === 12 ? 'won' : i === 13 ? 'lost' : 'open'
+      const { status, stage, closes } = dealProgress(i, stages, today)
       return {
-        name: `${companies[i % companies.length].name}: ${['new seats', 'renewal', 'onboarding', 'migration', 'support upgrade'][i % 5]}`,
+        name: `${companyNames.get(contact.company_id)}: ${['new seats', 'renewal', 'onboarding', 'migration', 'support upgrade'][i % 5]}`,
         amount: 0,
         currency: 'EUR',
         status,
         pipeline_id: sales.id,
-        pipeline_stage_id: stages[i % stages.length].id,
+        pipeline_stage_id: stage.id,
         contact_id: contact.id,
         company_id: contact.company_id,
-        expected_close_date: today.plus({ days: 7 + i * 4 }).toISODate(),
+        expected_close_date: closes,
         custom_fields_by_name: { Source: ['Website', 'Referral', 'Event', 'Outbound'][i % 4] }
       }
     })
@@ -168,14 +180,15 @@ async function fillOrganization(app: Application, params: Params, userId: number
     await patch('deals', deal.id, { amount: totalOf(totals) })
   }
 
-  // Activities on the working days of this week and the next.
+  // Activities on the working days of this week and the next, on the deals still open.
   await create('activity-types', { name: 'Demo', color: '#3366FF', icon_key: 'video' })
   const monday = today.startOf('week')
+  const openDeals = deals.filter((deal) => deal.status === 'open')
   await create(
     'activities',
     Array.from({ length: 20 }, (_, i) => {
       const [activity_type, subject] = ACTIVITY_SUBJECTS[i % ACTIVITY_SUBJECTS.length]
-      const deal = deals[i % deals.length]
+      const deal = openDeals[i % openDeals.length]
       const day = monday.plus({ days: Math.floor(i / 2) + (i >= 10 ? 2 : 0) })
       const hour = 9 + ((i * 3) % 8)
       return {
@@ -259,6 +272,10 @@ async function fillOrganization(app: Application, params: Params, userId: number
   return { sales, support, link, companies: companies.length, contacts: contacts.length, deals: deals.length, conversations: conversationIds.length }
 }
 
+/** What the seed prints of the demo owner's password: the new one it made, never SEED_PASSWORD's. */
+const shownPassword = (password: string | undefined) =>
+  password === undefined ? 'unchanged (the one printed when this user was first seeded)' : process.env.SEED_PASSWORD ? 'the one in SEED_PASSWORD' : password
+
 /** The base URL the printed links use: PUBLIC_URL, else this machine on PORT. */
 const baseUrl = (app: Application) => app.get('publicUrl')?.replace(/\/$/, '') || `http://localhost:${app.get('port')}`
 
@@ -273,7 +290,7 @@ async function seed() {
       [
         `The demo organization #${existing.id} "${existing.name}" exists already: nothing changed.`,
         `  login:    ${DEMO_EMAIL}`,
-        `  password: ${password ?? 'unchanged (the one printed when this user was first seeded)'}`,
+        `  password: ${shownPassword(password)}`,
         '  API key:  the one printed by the first seed (a new one: POST /api-keys after logging in)'
       ].join('\n')
     )
@@ -282,22 +299,16 @@ async function seed() {
   }
   const started = performance.now()
   // The owner creates the organization and its key as over HTTP (a JWT), the rest is the key's.
-  const authentication = app.service('authentication')
-  const accessToken = await authentication.createAccessToken({}, { subject: String(user.id) })
-  const { accessToken: _jwt, ...asOwner } = await authentication.authenticate({ strategy: 'jwt', accessToken }, {}, 'jwt')
-  const organization = await app.service('organizations').create({ name: DEMO_ORGANIZATION }, { ...asOwner, authenticated: true } as any)
-  // The caller's memberships were read before the organization existed: read them again.
-  const { accessToken: _again, ...asMember } = await authentication.authenticate({ strategy: 'jwt', accessToken }, {}, 'jwt')
-  const { key } = await app.service('api-keys').create({ organization_id: organization.id, name: 'Seed key' } as any, { ...asMember, authenticated: true } as any)
-  const { accessToken: _token, ...asKey } = await authentication.authenticate({ strategy: 'api-key', apiKey: key }, {}, 'api-key')
-  const made = await fillOrganization(app, { ...asKey, authenticated: true }, user.id)
+  const organization = await createOwnedOrganization(app, user.id, DEMO_ORGANIZATION)
+  const { key } = await createApiKey(app, user.id, organization.id, 'Seed key')
+  const made = await fillOrganization(app, await asApiKey(app, key), user.id)
 
   const base = baseUrl(app)
   console.log(
     [
       `Demo organization #${organization.id} "${organization.name}": ${made.companies} companies, ${made.contacts} contacts, ${made.deals} deals, ${made.conversations} conversations (${Math.round(performance.now() - started)} ms)`,
       `  login:    ${DEMO_EMAIL}`,
-      `  password: ${password ?? 'unchanged (the one printed when this user was first seeded)'}`,
+      `  password: ${shownPassword(password)}`,
       `  API key:  ${key}`,
       '',
       'Try (with the service running):',
@@ -306,11 +317,11 @@ async function seed() {
       `  curl -H "x-api-key: ${key}" "${base}/deals?pipeline_id=${made.sales.id}&fastJoinForDealsList=true"`,
       `  curl -H "x-api-key: ${key}" "${base}/conversations?pipeline_id=${made.support.id}"`,
       `  curl -g -H "x-api-key: ${key}" "${base}/activities?start_date[\\$gte]=${DateTime.utc().startOf('week').toISODate()}&\\$sort[start_date]=1"`,
-      `  ${base}/public/booking-links/${made.link.slug}     the public booking link (no key)`
+      `  ${base}/public/booking-links/${made.link.slug}/page   the public booking page (no key)`
     ].join('\n')
   )
   // Teardown closes everything the app opened (the pool, and Redis connections when REDIS_URL is set).
   await app.teardown()
 }
 
-await seed().catch((error) => exitOnStartupError(error, process.env.DATABASE_URL))
+await seed().catch((error) => exitOnStartupError(refusalAsOneLine(error), process.env.DATABASE_URL))

@@ -8,12 +8,14 @@ export const HEAVY_TESTS = [
   'test/engine/trigger-families.test.ts',
   'test/mcp/stdio.test.ts',
   'test/platform/build.test.ts',
+  'test/platform/create-user.test.ts',
   'test/platform/embedded-template.test.ts',
   'test/platform/faults.test.ts',
   'test/platform/outbox-restart.test.ts',
   'test/platform/process.test.ts',
   'test/platform/public-url.test.ts',
   'test/platform/seed.test.ts',
+  'test/platform/startup-lines.test.ts',
   'test/platform/startup-refusals.test.ts',
   'test/services/large-tables.test.ts'
 ]

@@ -311,7 +311,7 @@ class Widget {
 function failure(error: unknown) {
   if (!(error instanceof ApiError) || error.status === 0) return 'Your message was not sent: check your connection and try again.'
   if (error.status === 400) return 'Your message was not sent: please check the e-mail address and the text.'
-  if (error.status === 403) return 'The chat is not available on this page.'
+  if (error.status === 403) return `The chat is not available on this page: its address (${location.origin}) is not one of the sites this chat is set up for.`
   if (error.status === 429) return 'Too many messages at once: wait a moment and try again.'
   return 'Your message was not sent. Please try again.'
 }

@@ -1,6 +1,7 @@
 import { BadRequest, Unavailable } from '@feathersjs/errors'
 import type { Knex } from 'knex'
 import type { Application } from '../declarations.js'
+import { explainedServerError } from '../hooks/errors.js'
 import type { AccountChannel } from '../services/channel-accounts/channel-accounts.schema.js'
 import { ADAPTERS } from './providers/index.js'
 import { boundCopy, channelSecretsKey, decryptSecret } from './secrets.js'
@@ -64,6 +65,22 @@ export async function reencryptUnboundCredentials(app: Application) {
 }
 
 const PROVIDER_NAMES: Record<string, string> = { whatsapp: 'Meta', messenger: 'Meta', instagram: 'Meta', sms: 'Twilio' }
+/** The API each provider is asked through, and the setting that says where it is. */
+const PROVIDER_APIS: Record<string, { api: string; setting: string }> = {
+  Meta: { api: "Meta's Graph API", setting: 'META_GRAPH_URL' },
+  Twilio: { api: "Twilio's REST API", setting: 'TWILIO_API_URL' }
+}
+
+/**
+ * The 503 of a provider that could not be asked, saying which one and what to check, in words
+ * written for the caller (the provider's own error stays in the log).
+ */
+function providerUnavailable(provider: string, check: { unreachable?: boolean }) {
+  const { api, setting } = PROVIDER_APIS[provider]
+  return explainedServerError(new Unavailable(check.unreachable
+    ? `${api} could not be reached at ${setting}: check the setting and the network, then try again; nothing was stored`
+    : `${api} answered with a temporary error: try again shortly; nothing was stored`))
+}
 
 /**
  * A provider id is claimed only with credentials its provider accepts for it: the provider is
@@ -76,7 +93,7 @@ export async function verifyWithProvider(app: Application, channel: AccountChann
   const check = await ADAPTERS[channel]!.checkAccount(config, credentials, providerUrls(app))
   if (check.ok) return
   const provider = PROVIDER_NAMES[channel]
-  if (check.retryable) throw new Unavailable(`${provider} could not be reached to verify the credentials; try again`)
+  if (check.retryable) throw providerUnavailable(provider, check)
   const message = check.field === 'credentials' ? `were not accepted by ${provider} for this account: ${check.message}` : check.message
   throw new BadRequest(`${provider} did not accept this account`, { errors: { [check.field]: message } })
 }

@@ -66,7 +66,20 @@ const DEMO_POLICY = [
   "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"
 ].join('; ')
 
-function demoPage(title: string, widgetToken: string, scriptUrl: string) {
+/**
+ * Why the chat will refuse this demo page, when it will: the page is open at another origin than
+ * PUBLIC_URL's (127.0.0.1 for localhost, an internal host name behind a proxy) and the widget's
+ * allowed_origins do not name it, so the service does not know this page for the demo. Said on
+ * the page itself, where the person trying it looks.
+ */
+function originMismatch(pageOrigin: string, publicUrl: string, allowedOrigins: string[], demoPath: string) {
+  const publicOrigin = new URL(publicUrl).origin
+  if (pageOrigin === publicOrigin || allowedOrigins.length === 0 || allowedOrigins.includes(pageOrigin)) return ''
+  const there = `${publicOrigin}${demoPath}`
+  return `<p role="alert"><strong>The chat will refuse this page.</strong> It is open at ${escapeHtml(pageOrigin)}, but the service's PUBLIC_URL is ${escapeHtml(publicUrl)}, and the widget's <code>allowed_origins</code> do not list ${escapeHtml(pageOrigin)}. Open <a href="${escapeHtml(there)}">this page at PUBLIC_URL</a>, set PUBLIC_URL to the address you use, or add ${escapeHtml(pageOrigin)} to <code>allowed_origins</code>.</p>`
+}
+
+function demoPage(title: string, widgetToken: string, scriptUrl: string, warning = '') {
   const snippet = `<script src="${scriptUrl}" data-widget-token="${widgetToken}" async></script>`
   return `<!doctype html>
 <html lang="en">
@@ -79,6 +92,7 @@ function demoPage(title: string, widgetToken: string, scriptUrl: string) {
 <body>
 <main>
   <h1>${escapeHtml(title)}: web chat demo</h1>
+  ${warning}
   <p>This page carries your web chat widget as your site's visitors will see it. Open it with the button in the corner and write: the message reaches your inbox, and your team's replies appear here as they are sent.</p>
   <p>To put the chat on your site, add this line to its pages and list the site's origin in the widget's <code>allowed_origins</code>:</p>
   <pre><code>${escapeHtml(snippet)}</code></pre>
@@ -138,5 +152,6 @@ async function serveDemo(app: Application, ctx: Context, widgetToken: string) {
   ctx.set('Content-Security-Policy', DEMO_POLICY)
   ctx.set('Referrer-Policy', 'same-origin')
   ctx.set('X-Content-Type-Options', 'nosniff')
-  ctx.body = demoPage(account.config.title || account.name, widgetToken, `${publicUrl}/public/webchat/widget.js`)
+  const warning = originMismatch(`${ctx.protocol}://${ctx.host}`, publicUrl, account.config.allowed_origins ?? [], ctx.path)
+  ctx.body = demoPage(account.config.title || account.name, widgetToken, `${publicUrl}/public/webchat/widget.js`, warning)
 }

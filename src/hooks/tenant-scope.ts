@@ -5,6 +5,18 @@ import type { Caller, HookContext, Role } from '../declarations.js'
 export const FORBIDDEN_MESSAGE =
   'You do not have permission to view this resource. Please contact your organization administrator.'
 
+/**
+ * The spec's 403 for a named organization the caller may not act in, followed by what to do: an
+ * API key's holder learns which organization the key belongs to (it is theirs), a member only
+ * where to find their own organizations, never anything about the one they named.
+ */
+const outsideOrganizationsError = (caller: Caller) =>
+  new Forbidden(
+    caller.apiKeyOrganizationId !== undefined
+      ? `${FORBIDDEN_MESSAGE} This API key belongs to organization ${caller.apiKeyOrganizationId}: leave organization_id out or name that one.`
+      : `${FORBIDDEN_MESSAGE} Name one of the organizations you belong to (GET /organizations lists them).`
+  )
+
 const ID_METHODS = new Set(['get', 'patch', 'remove', 'update'])
 
 export interface TenantScopeOptions {
@@ -36,13 +48,14 @@ export function accessibleOrganizations(caller: Caller, roles?: Role[]): number[
 export function resolveOrganization(caller: Caller, requested: unknown, roles?: Role[]): number {
   const id = parseOrganizationId(requested)
   if (caller.apiKeyOrganizationId !== undefined) {
-    if (id !== undefined && id !== caller.apiKeyOrganizationId) throw new Forbidden(FORBIDDEN_MESSAGE)
+    if (id !== undefined && id !== caller.apiKeyOrganizationId) throw outsideOrganizationsError(caller)
   } else if (id === undefined) {
     throw new BadRequest('Validation failed', { errors: { organization_id: 'is required' } })
   }
   const organizationId = id ?? caller.apiKeyOrganizationId!
   const role = caller.roles.get(organizationId)
-  if (!role || (roles && !roles.includes(role))) throw new Forbidden(FORBIDDEN_MESSAGE)
+  if (!role) throw outsideOrganizationsError(caller)
+  if (roles && !roles.includes(role)) throw new Forbidden(FORBIDDEN_MESSAGE)
   return organizationId
 }
 

@@ -49,7 +49,7 @@ export const MCP_PATH_DOCS = {
     description:
       'Streamable HTTP transport, stateless, JSON answers. The key goes in x-api-key or Authorization: Bearer <api key>; X-Assistant-Id limits the reservation tools to those the assistant enables. ' +
       'Send Content-Type: application/json and Accept: application/json, text/event-stream. GET and DELETE answer 405. See docs/integrations.md.',
-    security: [{ apiKey: [] }, { bearerApiKey: [] }],
+    security: [{ apiKey: [] }, { bearer: [] }],
     parameters: [
       { name: 'X-Assistant-Id', in: 'header', required: false, schema: { type: 'integer', minimum: 1 }, description: "an AI assistant of the key's organization: its internal_tools decide the reservation tools offered" }
     ],

@@ -69,6 +69,44 @@ export const throttleFailedLogins = async (context: HookContext, next: NextFunct
   await limiter.releaseByPrefix(byEmail.key, addressTag(address))
 }
 
+/**
+ * Around hooks of the two password reset calls, after their validation: the login's budgets (per
+ * e-mail and per client address, in the login window), counted on keys of their own so that
+ * asking for links never locks a login out. A request for a link takes a unit of its e-mail's
+ * and of its client address's budget whatever the answer, since each may send a mail; a spent
+ * budget is the spec's 429. A redemption takes a unit of its client address's budget, kept when
+ * the token is refused (a guess) and given back otherwise.
+ */
+export const throttlePasswordResetRequests = (context: HookContext, next: NextFunction) => throttlePasswordReset(context, next, 'request')
+export const throttlePasswordResetRedemptions = (context: HookContext, next: NextFunction) => throttlePasswordReset(context, next, 'redemption')
+
+async function throttlePasswordReset(context: HookContext, next: NextFunction, call: 'request' | 'redemption') {
+  const { app, params } = context
+  const limiter = app.get('rateLimiter')
+  if (!limiter || !params.provider) return next()
+  const windowS = app.get('loginRateLimitWindowS')
+  const attempts: Attempt[] = [{ key: `password-reset:ip:${params.clientAddress ?? 'unknown'}`, policy: { points: app.get('loginRateLimitIpPoints'), windowS }, member: limiter.newMember() }]
+  if (call === 'request') {
+    const { email } = context.data as { email: string }
+    attempts.push({ key: `password-reset:${emailKey(email)}`, policy: { points: app.get('loginRateLimitPoints'), windowS }, member: limiter.newMember() })
+  }
+  const decisions = await Promise.all(attempts.map((a) => limiter.consume(a.key, a.policy, a.member)))
+  const giveBack = () => Promise.all(attempts.map((a, i) => decisions[i].allowed && limiter.release(a.key, a.member)))
+  const refused = decisions.find((decision) => !decision.allowed)
+  if (refused) {
+    await giveBack()
+    throw rateLimitExceeded(refused)
+  }
+  if (call === 'request') return next()
+  try {
+    await next()
+  } catch (error: any) {
+    if (error?.code !== 400) await giveBack()
+    throw error
+  }
+  await giveBack()
+}
+
 declare module '@feathersjs/feathers' {
   interface Params {
     /** The client's address: the REST request's (ctx.ip) or the socket's handshake's, behind a trusted proxy its X-Forwarded-For. */

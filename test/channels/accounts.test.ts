@@ -190,14 +190,35 @@ describe('channel accounts', () => {
       expect((await t.http().get(`/channel-accounts/${account.id}`).set(acme.key)).body.config).toEqual({ phone_number_id: free, display_phone_number: '+1 555 0199' })
     })
 
-    it('when the provider cannot be reached or answers 5xx, then 503 and nothing is stored', async () => {
+    it('when the provider answers 5xx, then 503 saying which provider answered a temporary error, without its words, and nothing is stored', async () => {
       graph.queue({ status: 503, body: { error: { message: 'Service temporarily unavailable', code: 2 } } })
       const phoneNumberId = uniqueDigits()
       const res = await t.http().post('/channel-accounts').set(acme.key).send({
         channel: 'whatsapp', name: 'Later', config: { phone_number_id: phoneNumberId }, credentials: { access_token: 'EAAG-x', app_secret: 'y' }
       })
       expect(res.status).toBe(503)
+      expect(res.body).toEqual({ name: 'Unavailable', code: 503, className: 'unavailable', message: "Meta's Graph API answered with a temporary error: try again shortly; nothing was stored" })
       expect(await t.db('channel_accounts').where({ provider_id: phoneNumberId })).toHaveLength(0)
+    })
+
+    it('when the provider cannot be reached, then 503 naming its API and the setting to check, with no raw error, and nothing is stored', async () => {
+      const closed = await startApp({ metaGraphUrl: 'http://127.0.0.1:1/v21.0', twilioApiUrl: 'http://127.0.0.1:1' })
+      try {
+        const tenant = await createTenant(closed, 'Offline')
+        const attempts: [Record<string, unknown>, string][] = [
+          [{ channel: 'whatsapp', name: 'Line', config: { phone_number_id: uniqueDigits() }, credentials: { access_token: 'EAAG-x', app_secret: 'y' } }, "Meta's Graph API could not be reached at META_GRAPH_URL"],
+          [{ channel: 'sms', name: 'Texts', config: { account_sid: twilioSid(), from_number: uniqueE164() }, credentials: { auth_token: TWILIO_TOKEN } }, "Twilio's REST API could not be reached at TWILIO_API_URL"]
+        ]
+        for (const [body, start] of attempts) {
+          const res = await closed.http().post('/channel-accounts').set(tenant.key).send(body)
+          expect(res.status, JSON.stringify(res.body)).toBe(503)
+          expect(res.body.message).toBe(`${start}: check the setting and the network, then try again; nothing was stored`)
+          expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/)
+        }
+        expect(await closed.db('channel_accounts').where({ organization_id: tenant.organization.id })).toHaveLength(0)
+      } finally {
+        await closed.close()
+      }
     })
   })
 

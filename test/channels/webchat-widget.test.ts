@@ -359,6 +359,23 @@ describe.skipIf(missing)(`the web chat widget in a browser${missing ? ` (skipped
     expect((await session({ Origin: stranger, Referer: demo })).status).toBe(403)
   })
 
+  it("when the demo page is opened at another address than PUBLIC_URL's, then the page says why the chat will refuse it and links to PUBLIC_URL's, and the widget's refusal names the page's address", async () => {
+    // The service listens on 127.0.0.1, which is PUBLIC_URL; localhost reaches the same port.
+    const elsewhere = api.replace('127.0.0.1', 'localhost')
+    const context = await browser.newContext()
+    const { page } = await visit(context, `${elsewhere}/public/webchat/${widget.widget_token}/demo`)
+    const alert = page.locator('main p[role="alert"]')
+    await expect.poll(() => alert.innerText()).toContain(`It is open at ${elsewhere}, but the service's PUBLIC_URL is ${api}`)
+    expect(await alert.getByRole('link', { name: 'this page at PUBLIC_URL' }).getAttribute('href')).toBe(`${api}/public/webchat/${widget.widget_token}/demo`)
+    await launcher(page).click()
+    await write(page, 'Anyone there?')
+    await page.getByText(`The chat is not available on this page: its address (${elsewhere}) is not one of the sites this chat is set up for.`).waitFor()
+    await context.close()
+
+    const atPublicUrl = await t.http().get(`/public/webchat/${widget.widget_token}/demo`).set('Host', new URL(api).host)
+    expect(atPublicUrl.text).not.toContain('role="alert"')
+  })
+
   it("when the site's policy names the API's origin for connections but not its WebSocket's, then the widget says so once and still shows the team's replies, read every few seconds", async () => {
     const context = await browser.newContext()
     const { page, console: lines } = await visit(context, `${shopPage()}&socket=refused`)

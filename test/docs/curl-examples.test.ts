@@ -13,10 +13,14 @@ import type { ScratchDatabase } from '../helpers/databases.js'
 import { createKnex, migrate } from '../../src/db.js'
 
 /**
- * Every curl example of README.md and docs/*.md runs against a started server, so the
- * documentation cannot rot. Per file, the ```sh / ```bash blocks that contain `curl` run in
- * document order in ONE bash process (variables set by a block are there for the next ones),
- * with `set -euo pipefail` and curl failing on any HTTP error (--fail-with-body). Markers, an
+ * Every code example of README.md and docs/*.md runs against a started server, so the
+ * documentation cannot rot. Per file, the blocks run in document order in ONE bash process:
+ * the ```sh / ```bash blocks as they are (variables set by a block are there for the next ones),
+ * with `set -euo pipefail` and curl failing on any HTTP error (--fail-with-body); a ```js block
+ * with node, and a ```ts block with node and tsx, each saved to a file of its own in a directory
+ * that reaches the project's packages (node_modules) and sources (src), as if run from the
+ * project's directory. A script reads what the shell part exported (API, KEY, ...) from its
+ * environment, and must exit by itself (close its sockets) within SCRIPT_TIMEOUT_S. Markers, an
  * HTML comment on the line(s) right before a block:
  *   <!-- example: expect-error -->   the block shows an error on purpose: curl runs without
  *                                    --fail, and at least one of its calls must answer >= 400;
@@ -33,12 +37,19 @@ export interface ExampleBlock {
   line: number
   code: string
   mode: 'run' | 'expect-error' | 'skip'
+  runner: 'bash' | 'node' | 'tsx'
   reason?: string
 }
 
 const MARKER = /^<!--\s*example:\s*(expect-error|skip)\s*(?:\((.*)\))?\s*-->$/
 
-/** The fenced sh/bash blocks of a markdown text that contain curl, with their markers. */
+/** How the harness runs a block, by the language of its fence. */
+const RUNNERS: Record<string, ExampleBlock['runner']> = { sh: 'bash', bash: 'bash', js: 'node', mjs: 'node', javascript: 'node', ts: 'tsx' }
+const SCRIPT_TIMEOUT_S = 60
+/** What a file's working directory holds before its walk-through runs: the project's packages and sources. */
+const PROJECT_LINKS = ['node_modules', 'src']
+
+/** The fenced shell, JavaScript and TypeScript blocks of a markdown text, with their markers. */
 export function extractExamples(file: string, markdown: string): ExampleBlock[] {
   const lines = markdown.split('\n')
   const blocks: ExampleBlock[] = []
@@ -52,20 +63,20 @@ export function extractExamples(file: string, markdown: string): ExampleBlock[] 
     const code = lines.slice(i + 1, end).join('\n')
     const start = i
     i = end
-    if (lang !== 'sh' && lang !== 'bash') continue
-    if (!/\bcurl\b/.test(code)) continue
+    const runner = RUNNERS[lang]
+    if (!runner) continue
     // The marker: the nearest non-blank line before the fence.
     let m = start - 1
     while (m >= 0 && lines[m].trim() === '') m--
     const marker = m >= 0 ? MARKER.exec(lines[m].trim()) : null
-    const block: ExampleBlock = { file, line: start + 1, code, mode: 'run' }
+    const block: ExampleBlock = { file, line: start + 1, code, mode: 'run', runner }
     if (marker) {
       block.mode = marker[1] as ExampleBlock['mode']
       if (block.mode === 'skip') {
         if (!marker[2]?.trim()) throw new Error(`${file}:${start + 1}: a skipped example needs a reason: <!-- example: skip (why) -->`)
         block.reason = marker[2].trim()
       }
-    } else if (code.split('\n').some((l) => /\bnpm\s+(start|ci)\b/.test(l.replace(/(^|\s)#.*$/, '')))) {
+    } else if (runner === 'bash' && code.split('\n').some((l) => /\bnpm\s+(start|ci)\b/.test(l.replace(/(^|\s)#.*$/, '')))) {
       block.mode = 'skip'
       block.reason = 'starts the server'
     }
@@ -85,11 +96,25 @@ export function buildScript(blocks: ExampleBlock[]): string {
     if (block.mode === 'skip') continue
     parts.push(`printf '\\n@@block %s\\n' ${block.line}; printf '\\n@@block %s\\n' ${block.line} >&2`)
     if (block.mode === 'expect-error') parts.push(REPORT_STATUS)
-    parts.push(block.code)
+    parts.push(block.runner === 'bash' ? block.code : scriptRun(block))
     if (block.mode === 'expect-error') parts.push(FAIL_ON_ERROR)
   }
   parts.push(`printf '\\n@@done\\n'`)
   return parts.join('\n') + '\n'
+}
+
+/** Bash that saves a JavaScript or TypeScript block to a file of its own, runs it, bounded in time, and removes it. */
+function scriptRun(block: ExampleBlock): string {
+  const file = `example-${block.line}.${block.runner === 'tsx' ? 'mts' : 'mjs'}`
+  const delimiter = `__EXAMPLE_${block.line}__`
+  const node = block.runner === 'tsx' ? 'node --import tsx' : 'node'
+  return [
+    `cat > ${file} <<'${delimiter}'`,
+    block.code,
+    delimiter,
+    `timeout ${SCRIPT_TIMEOUT_S} ${node} ${file} || { status=$?; [ $status = 124 ] && echo "${file} did not exit within ${SCRIPT_TIMEOUT_S} s: an example must close its sockets" >&2; exit $status; }`,
+    `rm ${file}`
+  ].join('\n')
 }
 
 interface RunResult { code: number | null; stdout: string; stderr: string }
@@ -147,7 +172,7 @@ async function freePort(): Promise<number> {
   })
 }
 
-describe('curl examples in README.md and docs/', () => {
+describe('code examples in README.md and docs/', () => {
   let t: TestApp
   let server: http.Server
   let api: string
@@ -176,6 +201,8 @@ describe('curl examples in README.md and docs/', () => {
       metaGraphUrl: `http://127.0.0.1:${providerPorts.graph}/v21.0`, twilioApiUrl: `http://127.0.0.1:${providerPorts.twilio}`
     })
     server = http.createServer(t.app.callback())
+    // docs/realtime.md's scripts connect with Socket.io, as to npm start.
+    ;(t.app as any).io.attach(server)
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-doc-examples-'))
   })
@@ -197,11 +224,12 @@ describe('curl examples in README.md and docs/', () => {
     }
   })
 
-  it.concurrent.each(DOC_FILES)('%s: every curl example runs', async (file) => {
+  it.concurrent.each(DOC_FILES)('%s: every example runs', async (file) => {
     const blocks = extractExamples(file, fs.readFileSync(path.join(ROOT, file), 'utf8'))
     const runnable = blocks.filter((b) => b.mode !== 'skip')
     if (runnable.length === 0) return
     const cwd = fs.mkdtempSync(path.join(workDir, `${path.basename(file, '.md')}-`))
+    for (const dir of PROJECT_LINKS) fs.symlinkSync(path.join(ROOT, dir), path.join(cwd, dir))
     // As if run from the project directory: `node -e` in an example finds the project's packages.
     const env = {
       PATH: process.env.PATH, HOME: cwd, LANG: 'C.UTF-8', API: api, NODE_PATH: path.join(ROOT, 'node_modules'),
@@ -219,6 +247,9 @@ describe('curl examples in README.md and docs/', () => {
     ).toBe(0)
     expect(result.stdout).toContain('\n@@done\n')
     expect([...out.keys()].filter((k) => k > 0)).toEqual(runnable.map((b) => b.line))
+    // Followed in the project's directory, a walk-through must leave no files there: it keeps them in a temporary directory.
+    const left = fs.readdirSync(cwd).filter((name) => !PROJECT_LINKS.includes(name))
+    expect(left, `${file}: the walk-through left files in its working directory`).toEqual([])
     for (const block of runnable.filter((b) => b.mode === 'expect-error')) {
       const statuses = [...(err.get(block.line) ?? '').matchAll(/@@http (\d{3})/g)].map((m) => Number(m[1]))
       expect(statuses.some((s) => s >= 400), `${file}:${block.line} is marked expect-error but answered ${statuses.join(', ')}`).toBe(true)

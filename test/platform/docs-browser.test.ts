@@ -71,7 +71,7 @@ describe.skipIf(missing)('/docs in a browser', () => {
     acme = await createTenant(t)
     page = await served.browser.newPage()
     await page.goto(`${base}/docs`)
-    await page.locator('#operations-health-get_health').waitFor({ timeout: 60_000 })
+    await page.locator('#operations-contacts-find_contacts').waitFor({ timeout: 60_000 })
   }, 120_000)
   afterAll(async () => {
     await served?.close()
@@ -84,6 +84,29 @@ describe.skipIf(missing)('/docs in a browser', () => {
     expect(description).toContain('Authorization: Bearer <JWT>')
     expect(description).toContain('<path>#<method>')
   })
+
+  it('when the page opens, then its first sections are contacts, companies and deals, a filter narrows the operations to one section, and the Authorize dialog offers the API key and the JWT, each saying who uses it', async () => {
+    // Swagger UI renders the sections as they scroll into view: their order is the one its state holds.
+    const sections: string[] = await page.evaluate(() => (window as any).ui.specSelectors.taggedOperations().keySeq().toArray())
+    expect(await page.locator('h3[data-tag]').first().getAttribute('data-tag')).toBe('contacts')
+    expect(sections.slice(0, 3)).toEqual(['contacts', 'companies', 'deals'])
+    expect(sections.at(-1)).toBe('health')
+
+    const filter = page.locator('.operation-filter-input')
+    await filter.fill('deals')
+    await page.waitForFunction(() => document.querySelector('h3[data-tag]')?.getAttribute('data-tag') === 'deals')
+    expect(await page.locator('h3[data-tag]').count()).toBe(1)
+    await filter.fill('')
+    await page.waitForFunction(() => document.querySelector('h3[data-tag]')?.getAttribute('data-tag') === 'contacts')
+
+    await page.locator('.scheme-container button.authorize').click()
+    const schemes = page.locator('.modal-ux form')
+    expect(await schemes.count()).toBe(2)
+    expect(await schemes.nth(0).innerText()).toContain('For integrations and scripts')
+    expect(await schemes.nth(1).innerText()).toContain('For people and the apps they sign in to')
+    await page.locator('.modal-ux button.close-modal').click()
+    await page.locator('.modal-ux').waitFor({ state: 'detached' })
+  }, 120_000)
 
   it('when authorized with an API key, then POST /companies with a body typed in, and GET /companies and GET /contacts with the form\'s defaults, answer 201 and 200', async () => {
     await page.evaluate(() => window.scrollTo(0, 0))

@@ -146,6 +146,19 @@ describe('the OpenAPI document (/openapi.json)', () => {
     expect(checked).toBeGreaterThan(50)
   })
 
+  it('when the sections are read, then the CRM records come first (contacts, companies, deals) and the MCP server, the providers\' webhooks and the health check last, every tag of an operation has its section, and two schemes sign requests, each saying who uses it', () => {
+    const names = document.tags.map((tag: { name: string }) => tag.name)
+    expect(names.slice(0, 3)).toEqual(['contacts', 'companies', 'deals'])
+    expect(names.slice(-3)).toEqual(['mcp', 'channel webhooks', 'health'])
+    expect(names.indexOf('conversations')).toBeLessThan(names.indexOf('users'))
+    const used = new Set(Object.values<any>(document.paths).flatMap((item) => Object.values<any>(item).flatMap((operation) => operation?.tags ?? [])))
+    expect(new Set(names)).toEqual(used)
+    expect(Object.keys(document.components.securitySchemes)).toEqual(['apiKey', 'bearer'])
+    expect(document.components.securitySchemes.apiKey.description).toMatch(/^For integrations and scripts/)
+    expect(document.components.securitySchemes.bearer.description).toMatch(/^For people and the apps they sign in to/)
+    expect(document.paths['/mcp'].post.security).toEqual([{ apiKey: [] }, { bearer: [] }])
+  })
+
   it('when a list is read, then its filters are query parameters; the public routes carry no credentials; /mcp names its headers', () => {
     const names = document.paths['/contacts'].get.parameters.map((p: any) => p.name)
     expect(names).toEqual(expect.arrayContaining(['organization_id', 'first_name', 'email', 'company_id', '$limit', '$skip', '$sort']))

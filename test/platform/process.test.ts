@@ -181,3 +181,27 @@ describe('the compiled start and the migrations from the sources', () => {
     expect(await recordedMigrations(database.open)).toEqual(recorded)
   }, 120_000)
 })
+
+describe('the embedded database across restarts', () => {
+  it('when `npm start` is stopped with SIGTERM and started again on the same data directory, then the next id follows the last (the database shut down cleanly)', async () => {
+    const env = { DATABASE_URL: '', DATA_DIR: tempDataDir() }
+    const signUp = async (port: number) => {
+      const res = await fetch(`http://127.0.0.1:${port}/users`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: `restart-${Math.random().toString(36).slice(2, 10)}@example.test`, password: 'correct horse battery' })
+      })
+      expect(res.status).toBe(201)
+      return ((await res.json()) as { id: number }).id
+    }
+    const ids: number[] = []
+    for (let start = 0; start < 2; start++) {
+      const port = await freePort()
+      const server = npm(['start'], { PORT: String(port), ...env })
+      await waitForHealth(port)
+      ids.push(await signUp(port))
+      process.kill(server.child.pid!, 'SIGTERM')
+      expect(await server.exited, server.output().stderr).toBe(0)
+    }
+    expect(ids[1]).toBe(ids[0] + 1)
+  }, 120_000)
+})

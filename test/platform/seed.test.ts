@@ -24,12 +24,14 @@ async function seed(dataDir: string, env: Record<string, string> = {}) {
 }
 
 describe('npm run seed', () => {
-  it('when it runs on a fresh embedded data directory, then within 15 s the demo organization has data in every part of the API, the printed URLs use PORT, and a second run changes nothing', async () => {
+  it('when it runs on a fresh embedded data directory, then within 15 s the demo organization has data in every part of the API that agree with each other, the printed URLs use PORT, and a second run changes nothing', async () => {
     const dataDir = left.tempDir()
-    const first = await seed(dataDir, { PORT: '4321' })
+    const owner = { SEED_EMAIL: 'owner@demo.example', SEED_PASSWORD: 'a demo password' }
+    const first = await seed(dataDir, { PORT: '4321', ...owner })
     expect(first.code, first.stderr).toBe(0)
-    expect(first.stdout).toMatch(/login: {4}demo@example\.com/)
-    expect(first.stdout).toMatch(/password: \S{8,}/)
+    expect(first.stdout).toMatch(/login: {4}owner@demo\.example/)
+    expect(first.stdout).toContain('password: the one in SEED_PASSWORD')
+    expect(first.stdout).not.toContain(owner.SEED_PASSWORD)
     const key = /API key: {2}(crm_\S+)/.exec(first.stdout)?.[1]
     expect(key).toBeDefined()
     const urls = first.stdout.match(/http:\/\/localhost:4321\/\S+/g) ?? []
@@ -37,7 +39,7 @@ describe('npm run seed', () => {
     // A lock left by a crashed run (a pid that is not alive) is taken over by the next one.
     fs.writeFileSync(path.join(dataDir, 'crm.lock'), '999999999\n')
 
-    const second = await seed(dataDir, { PUBLIC_URL: 'https://crm.example.com' })
+    const second = await seed(dataDir, { PUBLIC_URL: 'https://crm.example.com', ...owner })
     expect(second.code, second.stderr).toBe(0)
     expect(second.stdout).toContain('exists already: nothing changed')
     expect(second.stdout).toContain('password: unchanged')
@@ -53,6 +55,8 @@ describe('npm run seed', () => {
         return res.body as { total: number; data: any[] }
       }
       expect((await count('organizations')).total).toBe(1)
+      const login = await http().post('/authentication').send({ strategy: 'local', email: owner.SEED_EMAIL, password: owner.SEED_PASSWORD })
+      expect(login.status).toBe(201)
       // The second run made no key (the API lists keys to a signed-in user, not to a key).
       expect(await app.get('knex')('api_keys').count({ n: '*' })).toEqual([{ n: 1 }])
       expect((await count('companies')).total).toBe(10)
@@ -71,6 +75,21 @@ describe('npm run seed', () => {
       expect((await count('pipeline-stages', { pipeline_id: sales.id })).total).toBeGreaterThanOrEqual(3)
       const deals = await count('deals', { pipeline_id: sales.id })
       expect(deals.total).toBe(15)
+      // The records agree: a deal is named after its own company, a closed deal closed in the past
+      // (won at the last stage, lost at a later one than the first), an open one closes ahead.
+      const companies = new Map((await count('companies')).data.map((company) => [company.id, company.name]))
+      for (const deal of deals.data) expect(deal.name.startsWith(`${companies.get(deal.company_id)}: `), deal.name).toBe(true)
+      const stages = (await count('pipeline-stages', { pipeline_id: sales.id, $sort: { position: 1 } })).data.map((stage) => stage.id)
+      const today = new Date().toISOString().slice(0, 10)
+      const [won, lost] = ['won', 'lost'].map((status) => deals.data.filter((deal) => deal.status === status))
+      expect(won.map((deal) => deal.pipeline_stage_id)).toEqual([stages.at(-1)])
+      expect(lost).toHaveLength(1)
+      expect(lost[0].pipeline_stage_id).not.toBe(stages[0])
+      for (const deal of [...won, ...lost]) expect(deal.expected_close_date < today, deal.name).toBe(true)
+      const open = deals.data.filter((deal) => deal.status === 'open')
+      for (const deal of open) expect(deal.expected_close_date > today, deal.name).toBe(true)
+      const openIds = new Set(open.map((deal) => deal.id))
+      for (const activity of (await count('activities')).data) expect(openIds.has(activity.deal_id), activity.subject).toBe(true)
       const lines = (await count('deal-products')).data
       expect(new Set(lines.map((line) => line.deal_id)).size).toBe(15)
       expect(lines.some((line) => line.discount_type === 'percentage')).toBe(true)
@@ -101,10 +120,13 @@ describe('npm run seed', () => {
       expect((await count('reservation-resource-availability')).total).toBeGreaterThanOrEqual(5)
       const links = (await count('reservation-booking-links')).data
       expect(links).toHaveLength(1)
-      expect(first.stdout).toContain(`http://localhost:4321/public/booking-links/${links[0].slug}`)
-      const page = await http().get(`/public/booking-links/${links[0].slug}`)
+      // The printed booking link is a page a person books with; it calls the public booking API.
+      expect(first.stdout).toContain(`http://localhost:4321/public/booking-links/${links[0].slug}/page `)
+      const page = await http().get(`/public/booking-links/${links[0].slug}/page`)
       expect(page.status).toBe(200)
-      expect(page.body.services.map((service: { id: number }) => service.id)).toEqual([services[0].id])
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8')
+      const offered = await http().get(`/public/booking-links/${links[0].slug}`)
+      expect(offered.body.services.map((service: { id: number }) => service.id)).toEqual([services[0].id])
     } finally {
       await app.teardown()
     }

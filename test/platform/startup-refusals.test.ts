@@ -59,6 +59,29 @@ describe('start-up refusals', () => {
     expect(refused.elapsed).toBeLessThan(REFUSAL_MS)
   }, 30_000)
 
+  it.each([
+    ['PORT is not a number', { PORT: 'abc' }, "Error: PORT must be a whole number, got 'abc'"],
+    ['PORT is out of range', { PORT: '70000' }, "Error: PORT must be at most 65535, got '70000'"],
+    ['LOG_LEVEL is not a level', { LOG_LEVEL: 'loud' }, "Error: LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent, got 'loud'"],
+    ['LOG_FORMAT is not a format', { LOG_FORMAT: 'fancy' }, "Error: LOG_FORMAT must be one of: auto, json, pretty, got 'fancy'"]
+  ])('when %s, then `npm start` names the setting, what it takes and what it got in one line and exits 1 within 2 s', async (_label, env, message) => {
+    const refused = await refusedStart({ PORT: String(await freePort()), ...env })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toEqual([message])
+    expect(refused.stdout).toEqual([])
+    expect(refused.elapsed).toBeLessThan(REFUSAL_MS)
+    expect(fs.existsSync(path.join(refused.dataDir, 'pgdata'))).toBe(false)
+  }, 30_000)
+
+  it.skipIf(!process.env.DATABASE_URL)('when DATABASE_URL names a database the server does not have, then `npm start` says so in one line and exits 1 within 2 s', async () => {
+    const url = new URL(process.env.DATABASE_URL!)
+    url.pathname = '/crm_no_such_database'
+    const refused = await refusedStart({ PORT: String(await freePort()), DATABASE_URL: url.href })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toEqual([`Error: Cannot connect to the database at ${url.hostname}:${url.port || 5432}/crm_no_such_database: database does not exist (check DATABASE_URL)`])
+    expect(refused.elapsed).toBeLessThan(REFUSAL_MS)
+  }, 30_000)
+
   it('when another live process holds the data directory, then `npm start` names it in one line and exits 1 within 2 s, before the embedded database is created', async () => {
     const dataDir = left.tempDir()
     // This test's own process is alive: its pid in the lock stands for a running server.

@@ -1,5 +1,5 @@
 import { isTransientStatus } from '../../outbox/failures.js'
-import type { ProviderError, SendOutcome } from './types.js'
+import type { AccountCheck, ProviderError, SendOutcome } from './types.js'
 
 /** How long a provider call may take before it counts as a timeout (retried). */
 const REQUEST_TIMEOUT_MS = 15_000
@@ -41,3 +41,12 @@ export async function callProvider(
   const retryable = isTransientStatus(response.status)
   return { ok: false, retryable, retryAfterMs: retryAfterMs(response.headers.get('retry-after')), error: errorOf(response.status, body) }
 }
+
+/** An account check whose call to the provider failed: the credentials were refused, or the provider could not be asked. */
+export const failedAccountCheck = (answer: Extract<SendOutcome, { ok: false }>): AccountCheck => ({
+  ok: false,
+  retryable: answer.retryable,
+  unreachable: answer.error.code === 'timeout' || answer.error.code === 'network_error',
+  field: 'credentials',
+  message: answer.error.message
+})

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto'
 import { sameText } from '../secrets.js'
-import { callProvider } from './http.js'
+import { callProvider, failedAccountCheck } from './http.js'
 import type { AccountCheck, ChannelAccountRecord, InboundEvent, InboundRequest, ProviderError, ProviderUrls } from './types.js'
 
 const header = (request: InboundRequest, name: string) => {
@@ -60,7 +60,7 @@ export async function graphAccountCheck(urls: ProviderUrls, path: string, creden
   const token = credentials[tokenField] ?? ''
   const proof = crypto.createHmac('sha256', credentials.app_secret ?? '').update(token).digest('hex')
   const answer = await callProvider(`${urls.metaGraphUrl}/${path}${path.includes('?') ? '&' : '?'}appsecret_proof=${proof}`, { method: 'GET', headers: graphHeaders(token) }, graphError)
-  if (!answer.ok) return { ok: false, retryable: answer.retryable, field: 'credentials', message: answer.error.message }
+  if (!answer.ok) return failedAccountCheck(answer)
   return accept(answer.body) ? { ok: true } : { ok: false, retryable: false, field: 'credentials', message: 'the Graph API answered for another object' }
 }
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import querystring from 'node:querystring'
-import { callProvider } from './http.js'
+import { callProvider, failedAccountCheck } from './http.js'
 import type { ChannelAdapter, ContentType, InboundEvent, ProviderStatus } from './types.js'
 import { mediaKind } from './meta.js'
 
@@ -89,7 +89,7 @@ export const twilioSms: ChannelAdapter = {
     const answer = await callProvider(`${urls.twilioApiUrl}/2010-04-01/Accounts/${encodeURIComponent(sid)}/IncomingPhoneNumbers.json?PhoneNumber=${encodeURIComponent(number)}`, {
       method: 'GET', headers: { Authorization: basicAuth(sid, credentials.auth_token) }
     }, twilioError)
-    if (!answer.ok) return { ok: false, retryable: answer.retryable, field: 'credentials', message: answer.error.message }
+    if (!answer.ok) return failedAccountCheck(answer)
     const owned = (answer.body?.incoming_phone_numbers ?? []).some((entry: any) => entry?.phone_number === number)
     return owned ? { ok: true } : { ok: false, retryable: false, field: 'config.from_number', message: 'is not a number of this Twilio account' }
   }

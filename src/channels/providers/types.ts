@@ -75,8 +75,11 @@ export type SendOutcome =
 /** What the provider said of an account's ids and credentials when it was connected: accepted, or refused on a field. */
 export type AccountCheck =
   | { ok: true }
-  /** retryable: the provider could not be asked (a timeout, a network error, a 5xx or a 429). */
-  | { ok: false; retryable: boolean; field: 'credentials' | `config.${string}`; message: string }
+  /**
+   * retryable: the provider could not be asked (a timeout, a network error, a 5xx or a 429);
+   * unreachable: no answer came at all (a timeout, a network error).
+   */
+  | { ok: false; retryable: boolean; unreachable?: boolean; field: 'credentials' | `config.${string}`; message: string }
 
 export interface ProviderUrls {
   metaGraphUrl: string

@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { fieldErrors } from '../../hooks/errors.js'
+import { fieldErrors } from '../../hooks/validation-messages.js'
 import { dataValidator } from '../../validators.js'
 import { tenantOperation } from '../../engine/tenant-operation.js'
 import { ConversationBulkActionService } from './conversations-bulk-actions.class.js'

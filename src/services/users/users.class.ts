@@ -6,12 +6,14 @@ import type { Knex } from 'knex'
 import { RecordService } from '../../engine/record-service.js'
 import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { Application } from '../../declarations.js'
-import { hashToken, newToken } from '../../authentication.js'
+import { hashToken } from '../../authentication.js'
+import { storeLinkToken } from './link-tokens.js'
 import { enqueueMail, tokenLink } from '../../mail/index.js'
 import { userSchema } from './users.schema.js'
-import type { EmailVerification, User, UserData, UserPatch, UserQuery } from './users.schema.js'
+import type { EmailVerification, PasswordReset, PasswordResetRequest, User, UserData, UserPatch, UserQuery } from './users.schema.js'
+import { PASSWORD_RESET_REQUESTED, hashedPassword, mailPasswordResetLink, redeemPasswordReset } from './password-reset.js'
 
-export type { EmailVerification, User, UserData, UserPatch, UserQuery }
+export type { EmailVerification, PasswordReset, PasswordResetRequest, User, UserData, UserPatch, UserQuery }
 
 export type UserParams = KnexAdapterParams<UserQuery>
 
@@ -102,6 +104,28 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
     })
   }
 
+  /** Mails a reset link when the address has an account (password-reset.ts); the answer is the same either way. */
+  async ['request-password-reset'](data: PasswordResetRequest, _params: UserParams = {}): Promise<{ message: string }> {
+    await mailPasswordResetLink(this.app, this.knex, data.email)
+    return { message: PASSWORD_RESET_REQUESTED }
+  }
+
+  /**
+   * Redeems a reset link: the new password, the address verified (the link reached its mailbox),
+   * and every earlier session ended, sockets included (realtime-connections.ts).
+   */
+  async ['reset-password'](data: PasswordReset, _params: UserParams = {}): Promise<User> {
+    const password = await hashedPassword(this.app, data.password)
+    return this.knex.transaction(async (trx) => {
+      const userId = await redeemPasswordReset(trx, data.token)
+      const [user] = await this.written(trx, trx('users')
+        .where({ id: userId })
+        .update({ password, email_verified_at: trx.raw('coalesce(email_verified_at, now())'), sessions_valid_after: new Date(), updated_at: trx.fn.now() })
+        .returning('*'))
+      return user as User
+    })
+  }
+
   private inTransaction<T>(params: UserParams, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     const outer = params.transaction?.trx
     return outer ? work(outer) : this.knex.transaction(work)
@@ -116,15 +140,7 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
 
   /** Writes a verification token and its e-mail in the caller's transaction. */
   private async mailVerificationLink(trx: Knex.Transaction, user: User) {
-    const token = newToken()
-    const [verification] = await trx(VERIFICATIONS)
-      .insert({
-        user_id: user.id,
-        email: user.email,
-        token_hash: hashToken(token),
-        expires_at: trx.raw('now() + make_interval(secs => ?)', [this.app.get('emailVerificationTtlSeconds')])
-      })
-      .returning('expires_at')
+    const { token, expiresAt } = await storeLinkToken(trx, VERIFICATIONS, user, this.app.get('emailVerificationTtlSeconds'))
     const link = tokenLink(this.app.get('appUrl'), this.app.get('emailVerificationLinkPath'), token)
     await enqueueMail(trx, {
       kind: 'email-verification',
@@ -135,7 +151,7 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
         '',
         `Please confirm that ${user.email} is your e-mail address: ${link}`,
         '',
-        `The link can be used once and is valid until ${new Date(verification.expires_at).toISOString()}.`,
+        `The link can be used once and is valid until ${expiresAt}.`,
         'If you did not create an account or change your address, you can ignore this e-mail.'
       ].join('\n')
     })

@@ -73,3 +73,25 @@ export const emailVerificationSchema = Type.Object(
 )
 export type EmailVerification = Static<typeof emailVerificationSchema>
 export const emailVerificationValidator = getValidator(emailVerificationSchema, dataValidator)
+
+/** POST /users with X-Service-Method: request-password-reset — the address to send a reset link to. */
+export const passwordResetRequestSchema = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }) },
+  { $id: 'PasswordResetRequest', additionalProperties: false }
+)
+export type PasswordResetRequest = Static<typeof passwordResetRequestSchema>
+export const passwordResetRequestValidator = getValidator(passwordResetRequestSchema, dataValidator)
+
+/** The answer to a reset request: the same whether or not the address has an account. */
+export const passwordResetRequestedSchema = Type.Object(
+  { message: Type.String() },
+  { $id: 'PasswordResetRequested', additionalProperties: false }
+)
+
+/** POST /users with X-Service-Method: reset-password — the token from the reset link and the new password. */
+export const passwordResetSchema = Type.Object(
+  { token: emailVerificationSchema.properties.token, password: userSchema.properties.password },
+  { $id: 'PasswordReset', additionalProperties: false }
+)
+export type PasswordReset = Static<typeof passwordResetSchema>
+export const passwordResetValidator = getValidator(passwordResetSchema, dataValidator)

@@ -5,7 +5,7 @@ export type { User, UserData, UserPatch, UserQuery }
 export type UserClientService = Pick<UserService, (typeof userMethods)[number]>
 
 export const userPath = 'users'
-export const userMethods: Array<keyof UserService> = ['find', 'get', 'create', 'patch', 'verifyEmail']
+export const userMethods: Array<keyof UserService> = ['find', 'get', 'create', 'patch', 'verifyEmail', 'request-password-reset', 'reset-password']
 
 export const userClient = (client: ClientApplication) => {
   const connection = client.get('connection')

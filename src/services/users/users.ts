@@ -7,8 +7,10 @@ import { UserService, getOptions } from './users.class.js'
 import {
   userDataResolver, userDataValidator, userPatchResolver, userPatchValidator,
   userQueryValidator, userDataSchema, userPatchSchema, userPublicSchema, userQuerySchema,
-  emailVerificationSchema, emailVerificationValidator
+  emailVerificationSchema, emailVerificationValidator,
+  passwordResetRequestSchema, passwordResetRequestValidator, passwordResetRequestedSchema, passwordResetSchema, passwordResetValidator
 } from './users.schema.js'
+import { throttlePasswordResetRedemptions, throttlePasswordResetRequests } from '../../rate-limit/login-throttle.js'
 import { mail } from '../../mail/index.js'
 import { filtersOnListOnly } from '../../validators.js'
 import { userMethods, userPath } from './users.shared.js'
@@ -41,6 +43,12 @@ const authenticatedOrLoginRead = async (context: HookContext<UserService>, next:
   return authenticated(context, next)
 }
 
+/** A reset request is taken, not done: its mail leaves through the outbox, if at all. */
+const answerAccepted = async (context: HookContext<UserService>, next: () => Promise<void>) => {
+  await next()
+  context.http = { ...context.http, status: 202 }
+}
+
 const signupOpen = async (context: HookContext<UserService>) => {
   if (context.params.provider && !context.app.get('signupEnabled')) {
     throw new Forbidden('Public sign-up is disabled on this server')
@@ -56,14 +64,27 @@ export const user = (app: Application) => {
       noun: { one: 'user' },
       description:
         'Accounts. Sign-up is public and mails a verification link; afterwards a user reads and changes only their own ' +
-        'account (password and email changes need current_password). verifyEmail (no credentials) redeems the link\'s token.',
+        'account (password and email changes need current_password). verifyEmail (no credentials) redeems the link\'s token. ' +
+        'request-password-reset and reset-password (no credentials) are the way back into an account whose password is lost.',
       access: {
         create: { credentials: 'none', errors: { 403: 'Public sign-up is switched off on this server (SIGNUP_ENABLED=false)' } },
-        verifyEmail: { credentials: 'none' }
+        verifyEmail: { credentials: 'none' },
+        'request-password-reset': { credentials: 'none' },
+        'reset-password': { credentials: 'none' }
       },
       schemas: {
         result: userPublicSchema, data: userDataSchema, patch: userPatchSchema, query: userQuerySchema,
-        verifyEmail: { data: emailVerificationSchema, result: userPublicSchema, summary: 'Verify an e-mail address with the token of its link (no credentials)' }
+        verifyEmail: { data: emailVerificationSchema, result: userPublicSchema, summary: 'Verify an e-mail address with the token of its link (no credentials)' },
+        'request-password-reset': {
+          data: passwordResetRequestSchema, result: passwordResetRequestedSchema, status: 202,
+          summary: 'Ask for a password reset link (no credentials)',
+          description: 'Answers 202 whether or not the address has an account; when it has, a single-use link (APP_URL + PASSWORD_RESET_LINK_PATH, valid PASSWORD_RESET_TTL_SECONDS) is mailed to it. Limited like the login, per e-mail and per client address (429).'
+        },
+        'reset-password': {
+          data: passwordResetSchema, result: userPublicSchema,
+          summary: 'Choose a new password with the token of a reset link (no credentials)',
+          description: 'Sets the password, marks the address verified and ends every earlier session of the account (its JWTs get 401, its sockets are disconnected). A used, expired or unknown token is a 400 (errors.token). Failed attempts count against the client address like failed logins (429).'
+        }
       }
     }
   } as any)
@@ -71,7 +92,10 @@ export const user = (app: Application) => {
     around: {
       find: [authenticated],
       get: [authenticatedOrLoginRead],
-      patch: [authenticated, refuseApiKeyCallers]
+      patch: [authenticated, refuseApiKeyCallers],
+      // Validated first: a malformed request spends no budget.
+      'request-password-reset': [schemaHooks.validateData(passwordResetRequestValidator), throttlePasswordResetRequests, answerAccepted],
+      'reset-password': [schemaHooks.validateData(passwordResetValidator), throttlePasswordResetRedemptions]
     },
     before: {
       all: [filtersOnListOnly(userQueryValidator)],
