@@ -12,7 +12,7 @@ import { contact, created, inDays, link, resourceWithHours } from '../reservatio
 import { createDeal, createPipeline } from '../services/deal-fixtures.js'
 
 const RESERVATION_TOOLS = ['find_reservations', 'create_reservation', 'update_reservation', 'get_reservation_services', 'get_available_slots']
-const CRM_TOOLS = ['search_contacts', 'get_contact', 'create_contact', 'find_deals', 'create_activity', 'send_conversation_message']
+const CRM_TOOLS = ['search_contacts', 'get_contact', 'create_contact', 'find_deals', 'create_activity', 'export_contact_personal_data', 'send_conversation_message']
 
 /** The app listening on an ephemeral loopback port, as an MCP client reaches it. */
 async function listen(t: TestApp) {
@@ -123,7 +123,7 @@ describe('the MCP server at /mcp', () => {
     expect(answer(unbookable).errors).toHaveProperty('service_id')
 
     await expect(client.callTool({ name: 'drop_everything', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: drop_everything/)
-    expect((await client.listTools()).tools).toHaveLength(11)
+    expect((await client.listTools()).tools).toHaveLength(12)
   })
 
   it('when a tool names a record of another organization, then it stays out of reach: 404 by id, 403 by organization_id, 400 by reference', async () => {
@@ -181,7 +181,7 @@ describe('the MCP server at /mcp', () => {
 
   it('when the key comes as Authorization: Bearer, then it works too; without a valid key, the connection is refused with 401', async () => {
     const bearer = await connect(endpoint.url, { Authorization: `Bearer ${acme.apiKey}` })
-    expect((await bearer.listTools()).tools).toHaveLength(11)
+    expect((await bearer.listTools()).tools).toHaveLength(12)
 
     const refused = await fetch(endpoint.url, {
       method: 'POST',
