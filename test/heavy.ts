@@ -15,5 +15,6 @@ export const HEAVY_TESTS = [
   'test/platform/public-url.test.ts',
   'test/platform/seed.test.ts',
   'test/platform/startup-refusals.test.ts',
+  'test/privacy/purge-latency.test.ts',
   'test/services/large-tables.test.ts'
 ]

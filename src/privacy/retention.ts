@@ -1,3 +1,4 @@
+import { setImmediate as turn } from 'node:timers/promises'
 import type { Knex } from 'knex'
 import type { Application } from '../declarations.js'
 import { enqueueJob } from '../outbox/index.js'
@@ -6,8 +7,12 @@ import { PURGE_TOPIC, enqueueFileDeletion } from './follow-up.js'
 import { purgePlan } from './purge-plan.js'
 import type { PurgedTable } from './purge-plan.js'
 
-/** Rows one transaction removes: a batch holds its row locks for milliseconds, not for the whole pass. */
-const BATCH = 500
+/**
+ * Rows one transaction removes: sized, batch after batch, to take about BATCH_MS, so that it holds
+ * its row locks (and, on embedded Postgres, the one connection) for that long, whatever the table.
+ */
+const BATCH = { first: 100, least: 10, most: 2000 }
+const BATCH_MS = 25
 /** How long one job works before it leaves the rest to a job after it, so that shutdowns and other work never wait long. */
 const JOB_BUDGET_MS = 5000
 
@@ -49,13 +54,23 @@ async function continueLater(app: Application, organizationId: number, removed: 
 
 async function purgeTable(db: Knex, table: PurgedTable, organizationId: number, days: number, deadline: number) {
   let count = 0
+  let size = BATCH.first
   for (;;) {
     if (Date.now() >= deadline) return { count, finished: false }
-    const batch = await db.transaction((trx) => purgeBatch(trx, table, organizationId, days))
+    const started = performance.now()
+    const batch = await db.transaction((trx) => purgeBatch(trx, table, organizationId, days, size))
+    const tookMs = performance.now() - started
+    // Embedded Postgres runs on this thread: between batches, requests waiting for it get their turn.
+    await turn()
     count += batch
-    if (batch < BATCH) return { count, finished: true }
+    if (batch < size) return { count, finished: true }
+    size = nextSize(size, tookMs)
   }
 }
+
+/** The next batch's size: twice as many rows while a batch takes under half its time, half as many once it takes more. */
+const nextSize = (size: number, tookMs: number) =>
+  tookMs < BATCH_MS / 2 ? Math.min(size * 2, BATCH.most) : tookMs > BATCH_MS ? Math.max(Math.floor(size / 2), BATCH.least) : size
 
 /**
  * One batch of a table: the oldest due rows that nothing still needs (a reference that cannot be
@@ -63,15 +78,15 @@ async function purgeTable(db: Knex, table: PurgedTable, organizationId: number, 
  * cleared (or their dependants without history of their own deleted); the rows deleted, their
  * stored files left to a job after the commit.
  */
-async function purgeBatch(trx: Knex.Transaction, table: PurgedTable, organizationId: number, days: number): Promise<number> {
+async function purgeBatch(trx: Knex.Transaction, table: PurgedTable, organizationId: number, days: number, size: number): Promise<number> {
   const held = table.references.filter((reference) => reference.action === 'wait')
     .map((reference) => `NOT EXISTS (SELECT 1 FROM ${reference.table} r WHERE r.organization_id = t.organization_id AND r.${reference.column} = t.id)`)
   const { rows } = await trx.raw(
     `SELECT t.id FROM ${table.name} t
       WHERE t.organization_id = ? AND t.deleted_at IS NOT NULL AND ${pastRetention('t.deleted_at', '?')}
         ${held.map((condition) => `AND ${condition}`).join(' ')}
-      ORDER BY t.deleted_at LIMIT ${BATCH} FOR UPDATE OF t SKIP LOCKED`,
-    [organizationId, days]
+      ORDER BY t.deleted_at LIMIT ? FOR UPDATE OF t SKIP LOCKED`,
+    [organizationId, days, size]
   )
   const ids: number[] = rows.map((row: { id: number }) => row.id)
   if (ids.length === 0) return 0
@@ -97,9 +112,10 @@ async function purgeDeliveries(db: Knex, organizationId: number, days: number, d
     // Ids grow with time: the oldest deliveries are the first of the organization's key range.
     const removed: unknown[] = await db('webhook_deliveries').where('organization_id', organizationId).whereIn('id', db('webhook_deliveries')
       .select('id').where('organization_id', organizationId).whereNot('status', 'pending').whereRaw(pastRetention('created_at', '?'), [days])
-      .orderBy('id').limit(BATCH)).delete().returning('id')
+      .orderBy('id').limit(BATCH.first)).delete().returning('id')
+    await turn()
     count += removed.length
-    if (removed.length < BATCH) return { count, finished: true }
+    if (removed.length < BATCH.first) return { count, finished: true }
   }
 }
 

@@ -9,7 +9,7 @@ import { fakeGraph } from '../channels/fakes.js'
 import type { FakeProvider } from '../channels/fakes.js'
 import { startReceiver } from '../webhooks/receiver.js'
 import type { Receiver } from '../webhooks/receiver.js'
-import { needlesOf, scanDatabase, seedPerson } from './fixtures.js'
+import { needlesOf, scanDatabase, seedPerson, settlePurges } from './fixtures.js'
 import type { SeededPerson } from './fixtures.js'
 
 const EXPORT = { 'X-Service-Method': 'export-personal-data' }
@@ -123,9 +123,12 @@ describe('personal data of a contact: export and erasure', () => {
     expect(replay.status).toBe(409)
     expect(replay.body.errors.idempotency_key).toMatch(/erased/)
 
-    await t.app.get('outbox').deliverDue()
-    const erasedEvents = receiver.received.map((request) => JSON.parse(request.body)).filter((event) => event.type === 'contacts.erased')
-    expect(erasedEvents.map((event) => event.data)).toEqual([
+    await settlePurges(t, acme.organization.id)
+    const erasedEvents = async () => {
+      await t.app.get('outbox').deliverDue()
+      return receiver.received.map((request) => JSON.parse(request.body)).filter((event) => event.type === 'contacts.erased').map((event) => event.data)
+    }
+    await expect.poll(erasedEvents).toEqual([
       { object: { id: person.contact.id, organization_id: acme.organization.id } },
       { object: { id: person.duplicate.id, organization_id: acme.organization.id } }
     ].sort((a, b) => a.object.id - b.object.id))
