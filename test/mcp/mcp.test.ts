@@ -241,3 +241,41 @@ describe('the MCP server and the rate limit', () => {
     await client.close()
   })
 })
+
+describe('the MCP server and personal data', () => {
+  let t: TestApp
+  let endpoint: Awaited<ReturnType<typeof listen>>
+  beforeAll(async () => {
+    t = await startApp()
+    endpoint = await listen(t)
+  })
+  afterAll(async () => {
+    await endpoint.close()
+    await t.close()
+  })
+
+  it('when a contact is exported, then the tool answers the export document; the erasure tool is offered only where MCP_ALLOW_ERASE is set, and then erases with its confirmation', async () => {
+    const acme = await createTenant(t)
+    const client = await connect(endpoint.url, acme.key)
+    const ada = await contact(t, acme, { first_name: 'Ada' })
+    const exported = answer(await client.callTool({ name: 'export_contact_personal_data', arguments: { id: ada.id } }))
+    expect(exported).toMatchObject({ format: 'crm-personal-data', version: 1, contact: { id: ada.id, first_name: 'Ada' } })
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('erase_contact_personal_data')
+    const refused = await client.callTool({ name: 'erase_contact_personal_data', arguments: { id: ada.id, confirm: ada.id } })
+    expect(answer(refused)).toMatchObject({ code: 400, errors: { tool: expect.any(String) } })
+    expect((await t.http().get(`/contacts/${ada.id}`).set(acme.key)).status).toBe(200)
+
+    t.app.set('mcpAllowErase', true)
+    try {
+      const allowed = await connect(endpoint.url, acme.key)
+      expect((await allowed.listTools()).tools.map((tool) => tool.name)).toContain('erase_contact_personal_data')
+      const unconfirmed = await allowed.callTool({ name: 'erase_contact_personal_data', arguments: { id: ada.id, confirm: ada.id + 1 } })
+      expect(answer(unconfirmed)).toMatchObject({ code: 400, errors: { confirm: expect.any(String) } })
+      const erased = answer(await allowed.callTool({ name: 'erase_contact_personal_data', arguments: { id: ada.id, confirm: ada.id } }))
+      expect(erased).toMatchObject({ contact_id: ada.id, removed: { contacts: 1 } })
+      expect((await t.http().get(`/contacts/${ada.id}`).set(acme.key)).status).toBe(404)
+    } finally {
+      t.app.set('mcpAllowErase', false)
+    }
+  })
+})

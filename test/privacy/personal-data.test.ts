@@ -78,6 +78,27 @@ describe('personal data of a contact: export and erasure', () => {
     expect(document.webhook_deliveries.every((delivery: any) => JSON.stringify(delivery.payload).length > 0)).toBe(true)
   })
 
+  it('when an export is sent with an Idempotency-Key, then it is streamed and never kept: a repeat exports again, and no stored answer holds it', async () => {
+    const key = `export-${person.contact.id}-${Date.now()}`
+    const first = await t.http().post(`/contacts/${person.contact.id}`).set(acme.key).set(EXPORT).set('Idempotency-Key', key).send({})
+    const again = await t.http().post(`/contacts/${person.contact.id}`).set(acme.key).set(EXPORT).set('Idempotency-Key', key).send({})
+    expect([first.status, again.status]).toEqual([200, 200])
+    expect(again.headers['idempotent-replayed']).toBeUndefined()
+    expect(JSON.parse(again.text).contact.id).toBe(person.contact.id)
+    expect(await t.db('idempotency_keys').where({ key })).toEqual([])
+  })
+
+  it('when the OpenAPI document is read, then it describes both methods on /contacts/{id}, their bodies, the export document and the audit record', async () => {
+    const document = (await t.http().get('/openapi.json')).body
+    const exported = document.paths['/contacts/{id}#export-personal-data'].post
+    const erased = document.paths['/contacts/{id}#erase-personal-data'].post
+    expect(exported.responses[200].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PersonalDataExport' })
+    expect(erased.responses[200].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PersonalDataErasure' })
+    expect(document.components.schemas.PersonalDataErasureRequest.required).toEqual(['confirm'])
+    expect(Object.keys(document.components.schemas.PersonalDataExport.properties)).toEqual(expect.arrayContaining(['format', 'version', 'contact', 'conversations', 'webhook_deliveries']))
+    expect(document.paths['/personal-data-erasures/{id}'].get).toBeDefined()
+  })
+
   it('when a member asks for an export or an erasure, or an owner names another organization\'s contact, or the confirmation is missing or another id, then 403, 404 and 400, and nothing is erased', async () => {
     const member = await addMember(t, acme, 'member')
     const memberKey = await keyFor(t, acme, member.user.id)
