@@ -20,10 +20,9 @@ type Where = (query: Knex.QueryBuilder) => Knex.QueryBuilder
 
 /**
  * Everything the organization holds about the contact's person, as one JSON document in
- * chunks (docs/privacy.md): read page by page, so a person with a hundred thousand messages
- * costs what a page costs. 404 for an id that is not a contact of the organization, before the
- * first chunk. Each section is read when it is written: a change made meanwhile may show in a
- * later section only.
+ * chunks (docs/privacy.md): read page by page, so that memory stays flat however much the
+ * person has. 404 for an id that is not a contact of the organization, before the first chunk.
+ * Each section is read when it is written: a change made meanwhile may show in a later section only.
  */
 export async function exportPersonalData(app: Application, organizationId: number, contactId: number): Promise<AsyncIterable<string>> {
   const person = await findPerson(app.get('knex'), organizationId, contactId)
