@@ -20,6 +20,7 @@ import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, passwordResetPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
+import { personalData } from './privacy/index.js'
 import { socketTransport } from './realtime.js'
 import { publishRecordEvents } from './realtime-events.js'
 import { channelWebhooks } from './channels/index.js'
@@ -123,6 +124,7 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
 
   await database(app)
   app.configure(outbox)
+  app.configure(personalData)
   app.configure(pruneExpiredKeys)
   app.configure(rateLimiting)
   // The authentication service named: otherwise every request walks the services to find it.

@@ -28,6 +28,7 @@ import { automationClient } from './services/automations/automations.shared.js'
 import { executionClient } from './services/automations-executions/automations-executions.shared.js'
 import { webhookSubscriptionClient } from './services/webhook-subscriptions/webhook-subscriptions.shared.js'
 import { webhookDeliveryClient } from './services/webhook-deliveries/webhook-deliveries.shared.js'
+import { personalDataErasureClient } from './services/personal-data-erasures/personal-data-erasures.shared.js'
 
 export interface Configuration {
   connection: TransportConnection<ServiceTypes>
@@ -74,5 +75,6 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(executionClient)
   client.configure(webhookSubscriptionClient)
   client.configure(webhookDeliveryClient)
+  client.configure(personalDataErasureClient)
   return client
 }

@@ -58,6 +58,12 @@ export const configurationSchema = Type.Intersect([
     mediaPurgeGraceS: Type.Number({ minimum: 0 }),
     mediaPurgeIntervalS: Type.Number({ minimum: 0 }),
     storageUrlTtlS: Type.Integer({ minimum: 1 }),
+    /** Days a new organization keeps soft-deleted records before the purge removes them; 0 keeps them (docs/privacy.md). */
+    deletedRetentionDays: Type.Integer({ minimum: 0, maximum: 3650 }),
+    /** How often each instance writes the retention purges that are due (0 = never). */
+    purgeIntervalS: Type.Number({ minimum: 0 }),
+    /** The MCP server offers the erasure tool (irreversible) besides the export. */
+    mcpAllowErase: Type.Boolean(),
     smtpUrl: Type.String(),
     mailFrom: Type.String(),
     mailPollIntervalMs: Type.Number({ minimum: 0 }),

@@ -26,6 +26,15 @@ export const SECRET_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'x-amz-signature', 'x-amz-credential', 'x-amz-security-token', 'hub.verify_token'
 ])
 
+/**
+ * Query parameters whose values are a person's data (a filter or search by name, e-mail or phone):
+ * the request log is kept by the operator, outside the erasure's reach (docs/privacy.md).
+ */
+export const PERSONAL_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
+  'first_name', 'last_name', 'full_name', 'email', 'phone', 'phone_normalized', 'searchterm', 'search', 'q', 'external_id',
+  'channel_whatsapp_wa_id', 'channel_whatsapp_user_id', 'channel_messenger_user_id', 'channel_instagram_user_id', 'content'
+])
+
 /** Paths whose segment after the prefix is a credential: a reservation's manage token, a channel account's webhook key, a widget token. */
 export const SECRET_PATH_SEGMENTS: readonly RegExp[] = [
   /^(\/+public\/+reservations\/+)[^/]+/i,
@@ -44,8 +53,9 @@ const safeDecode = (text: string) => {
 }
 
 /**
- * A URL as it may be written to the log: the values of secret query parameters and secret path
- * segments replaced by [REDACTED]. Every log line that carries a URL goes through this.
+ * A URL as it may be written to the log: the values of secret query parameters, of parameters
+ * carrying a person's data, and of secret path segments replaced by [REDACTED]. Every log line
+ * that carries a URL goes through this.
  */
 export function redactUrl(url: string): string {
   const mark = url.indexOf('?')
@@ -56,7 +66,7 @@ export function redactUrl(url: string): string {
     const equals = part.indexOf('=')
     const rawName = equals === -1 ? part : part.slice(0, equals)
     const name = safeDecode(rawName).replace(/\[.*$/, '').trim().toLowerCase()
-    return SECRET_QUERY_PARAMETERS.has(name) ? `${rawName}=${REDACTED}` : part
+    return SECRET_QUERY_PARAMETERS.has(name) || PERSONAL_QUERY_PARAMETERS.has(name) ? `${rawName}=${REDACTED}` : part
   })
   return `${path}?${parameters.join('&')}`
 }

@@ -189,7 +189,9 @@ export const publishRecordEvents = (app: Application) => {
       })
     }
     const service = app.service(path as any) as any
-    for (const event of SERVICE_EVENTS) service.publish(event, publisher(event))
+    // The standard events, and those a service declares besides (contacts' erased).
+    const declared: string[] = (feathersCore.getServiceOptions(service) as any)?.events ?? []
+    for (const event of [...SERVICE_EVENTS, ...declared]) service.publish(event, publisher(event))
   }
 
   // A chat blocked or deleted ends its visitors' sockets as the change is announced (on every

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import feathers from '@feathersjs/feathers'
 import type { Application } from './declarations.js'
 import { RenderedAnswer } from './engine/rendered-answer.js'
@@ -36,11 +37,29 @@ export const restRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
   return next()
 }
 
-/** The REST transport's formatter: a rendered answer is sent as the text Postgres wrote. */
+/**
+ * A JSON answer too large to hold at once (a person's data export), in chunks of its text: sent
+ * as a stream to the REST request that made the call. Never kept with an Idempotency-Key.
+ */
+export class StreamedAnswer {
+  constructor(readonly chunks: AsyncIterable<string>) {}
+}
+
+/** The text of a streamed answer, whole: for callers other than a REST request (sockets, MCP). */
+export async function wholeText(chunks: AsyncIterable<string>) {
+  let text = ''
+  for await (const chunk of chunks) text += chunk
+  return text
+}
+
+/** The REST transport's formatter: a rendered answer is sent as the text Postgres wrote, a streamed one as it comes. */
 export const renderedFormatter = (ctx: KoaContext) => {
   if (ctx.body instanceof RenderedAnswer) {
     ctx.type = 'application/json'
     ctx.body = ctx.body.text
+  } else if (ctx.body instanceof StreamedAnswer) {
+    ctx.type = 'application/json'
+    ctx.body = Readable.from(ctx.body.chunks)
   }
 }
 

@@ -108,7 +108,7 @@ function syncParameters(resource: TObject, filters: TProperties): TProperties {
     parameters.$after = Type.Optional(KeysetCursor)
   }
   if ('deleted_at' in resource.properties) {
-    parameters.$withDeleted = Type.Optional(Type.Boolean({ description: 'include deleted records (with their deleted_at)' }))
+    parameters.$withDeleted = Type.Optional(Type.Boolean({ description: "include deleted records (with their deleted_at), until the organization's retention (deleted_retention_days) removes them for good" }))
   }
   return parameters
 }

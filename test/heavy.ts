@@ -17,5 +17,6 @@ export const HEAVY_TESTS = [
   'test/platform/seed.test.ts',
   'test/platform/startup-lines.test.ts',
   'test/platform/startup-refusals.test.ts',
+  'test/privacy/purge-latency.test.ts',
   'test/services/large-tables.test.ts'
 ]

@@ -115,6 +115,8 @@ export interface TenantResourceOptions {
   alsoChanges?: Record<string, string[]>
   docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun' | 'access'>
   koa?: { before: Middleware[] }
+  /** Events of the service besides created, patched and removed (e.g. contacts' erased): published to sockets like them. */
+  events?: string[]
 }
 
 /** The query of every call by id (get, patch, remove, custom methods): the organization, nothing else. */
@@ -218,6 +220,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
   const references = options.references ? verifyReferences(options.references, { inWrite }) : undefined
   const customFields = options.customFields ? storeCustomFieldValues(options.customFields.entity, options.customFields.by, { inWrite }) : undefined
 
+  const reads = Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)
   const customDocs: Record<string, unknown> = {}
   for (const [name, method] of Object.entries(options.custom ?? {})) customDocs[name] = method.docs
   if (options.multiPatch) customDocs.multiPatch = options.multiPatch.docs
@@ -232,13 +235,13 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
 
   app.use(path, service, {
     methods: [...options.methods],
-    events: [],
+    events: options.events ?? [],
     registeredAs: 'tenant-resource',
     refusesApiKeys: options.refuseApiKeys ?? false,
     // Who may list the records: their events reach the same connections (src/realtime-events.ts).
     readRoles: options.roles?.find ?? options.roles?.all,
     secretFields: options.secretFields,
-    readMethods: [...READ_METHODS, ...Object.entries(options.custom ?? {}).filter(([, method]) => method.reads).map(([name]) => name)],
+    readMethods: [...READ_METHODS, ...reads],
     koa: options.koa,
     docs: {
       description: options.description,
@@ -293,7 +296,7 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
 
   const cascades: SoftDeleteCascade[] = service.options?.softDeleteCascade ?? []
   const alsoChanges = cascades.length ? withCascadeEvents(options.alsoChanges ?? {}, cascades) : options.alsoChanges
-  const transaction = writeTransaction(path, { alsoChanges, checksInWrite: inWrite, inTransaction: cascades.length ? ['remove', 'batch-delete'] : [] })
+  const transaction = writeTransaction(path, { alsoChanges, checksInWrite: inWrite, inTransaction: cascades.length ? ['remove', 'batch-delete'] : [], reads })
   const deletes = cascades.length ? { remove: [announceCascade], 'batch-delete': [announceCascade] } : {}
   app.service(path).hooks({
     around: {

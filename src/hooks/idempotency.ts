@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import { Readable } from 'node:stream'
 import { BadRequest, Conflict, FeathersError, Forbidden } from '@feathersjs/errors'
 import { http } from '@feathersjs/transport-commons'
 import type { Context, Next } from 'koa'
@@ -20,7 +21,10 @@ import { secretFieldsOf, withoutSecrets } from '../secret-fields.js'
  *    transaction (writeTransaction, src/hooks/write-transaction.ts), so the record and the stored
  *    answer commit together; any other route stores it right after it answered. Its secret
  *    fields (src/secret-fields.ts) are never stored: such an answer is not replayed (409).
- * 3. An error answer releases the key: nothing was written, so the client may try again.
+ * 3. An error answer releases the key: nothing was written, so the client may try again. So does
+ *    a streamed answer (a personal-data export): it is never kept, and a repeat reads again.
+ * 4. An answer that carried a person's data is emptied when that person is erased
+ *    (docs/privacy.md): the key is kept, and a repeat is a 409 instead of a replay.
  *
  * A claim whose process died is taken over once its lease has run out.
  */
@@ -59,6 +63,7 @@ interface KeyRow {
   status_code: number | null
   response_body: unknown
   secrets_withheld: boolean
+  answer_erased_at: Date | null
   locked_at: Date
   expires_at: Date
 }
@@ -147,6 +152,11 @@ function answerOf(row: KeyRow, fingerprint: Fingerprint, rights: string | null, 
   }
   if (row.status === 'running') {
     throw new Conflict('A request with this Idempotency-Key is still running; retry once it has answered')
+  }
+  if (row.answer_erased_at) {
+    throw new Conflict('The request with this Idempotency-Key succeeded, but its answer held personal data that has been erased since, so it cannot be replayed', {
+      errors: { idempotency_key: 'was used by a request that succeeded; its answer was erased with the person it named' }
+    })
   }
   if (row.secrets_withheld) {
     throw new Conflict('The request with this Idempotency-Key succeeded, but its answer held a secret that is shown only once and is not kept, so it cannot be replayed', {
@@ -261,7 +271,7 @@ async function answerIdempotently(app: Application, ctx: Context, next: Next) {
     throw error
   }
   if (claimed.stored) return
-  if (ctx.status >= 200 && ctx.status < 300) await storeIdempotentAnswer(db, claimed, ctx.status, ctx.body, secretFieldsOf(app.lookup(ctx.path)?.service))
+  if (ctx.status >= 200 && ctx.status < 300 && !(ctx.body instanceof Readable)) await storeIdempotentAnswer(db, claimed, ctx.status, ctx.body, secretFieldsOf(app.lookup(ctx.path)?.service))
   else await release(db, claimed)
 }
 

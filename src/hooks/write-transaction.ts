@@ -35,6 +35,8 @@ export interface WriteTransactionOptions {
   checksInWrite?: boolean
   /** Methods that always run in a transaction of this hook (a delete that takes dependants with it: their events follow its own). */
   inTransaction?: string[]
+  /** Custom methods that only read (a search, an export): they run outside any transaction, as find and get do. */
+  reads?: string[]
 }
 
 /**
@@ -53,9 +55,9 @@ export interface WriteTransactionOptions {
  * this hook runs every guard's full check (whose error the caller gets), then opens the
  * transaction and writes once more there, with the events.
  */
-export const writeTransaction = (path: string, { alsoChanges = {}, checksInWrite = false, inTransaction: always = [] }: WriteTransactionOptions = {}) =>
+export const writeTransaction = (path: string, { alsoChanges = {}, checksInWrite = false, inTransaction: always = [], reads = [] }: WriteTransactionOptions = {}) =>
   async (context: HookContext, next: NextFunction) => {
-    if (READS.has(context.method)) return next()
+    if (READS.has(context.method) || reads.includes(context.method)) return next()
     const types = [...eventTypesOf(path, context.method), ...(alsoChanges[context.method] ?? [])]
     const outer: Knex.Transaction | undefined = context.params.transaction?.trx
     if (outer) {

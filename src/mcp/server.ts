@@ -7,7 +7,7 @@ import type { Application } from '../declarations.js'
 import { errorBody, originalErrorOf, shapeError } from '../hooks/errors.js'
 import { requestLog } from '../logger.js'
 import { asSent, assistantOf, enabledTools, isToolKey } from '../services/ai-assistant-tools/tools.js'
-import { MCP_TOOLS } from './tools.js'
+import { ERASING_TOOLS, MCP_TOOLS } from './tools.js'
 
 /** Who an MCP connection acts as, and which tools it may call. */
 export interface McpSession {
@@ -25,7 +25,7 @@ export async function openSession(app: Application, apiKey: string | undefined, 
   if (!apiKey) throw new NotAuthenticated('Invalid API key')
   const { accessToken: _token, ...result } = await app.service('authentication').authenticate({ strategy: 'api-key', apiKey }, {}, 'api-key')
   const params: Params = { provider: 'mcp', ...result, authenticated: true, authenticatedBeforeBody: true }
-  const names = Object.keys(MCP_TOOLS)
+  const names = Object.keys(MCP_TOOLS).filter((name) => !ERASING_TOOLS.has(name) || app.get('mcpAllowErase'))
   if (assistantId === undefined) return { params, tools: names }
   if (!/^[1-9]\d{0,15}$/.test(assistantId)) {
     throw new BadRequest('Validation failed', { errors: { 'x-assistant-id': 'must be the id of an ai assistant' } })

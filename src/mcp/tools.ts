@@ -57,6 +57,18 @@ export const CRM_TOOLS: Record<string, AssistantTool> = {
     arguments: withoutId(activityDataSchema),
     run: (app, args, params) => app.service('activities').create(args as any, params)
   },
+  export_contact_personal_data: {
+    description: "Everything the organization holds about a contact's person, as one JSON document (docs/privacy.md): the contact, deals, activities, reservations, conversations with their messages and file links, web-chat sessions, webhook deliveries. Owners and admins.",
+    endpoint: 'POST /contacts/:id (X-Service-Method: export-personal-data)',
+    arguments: Type.Object({ id: RecordId }, { additionalProperties: false }),
+    run: (app, { id }, params) => app.service('contacts')['export-personal-data']({ id } as any, params)
+  },
+  erase_contact_personal_data: {
+    description: "Erases a contact's person everywhere, for good (irreversible; docs/privacy.md): confirm must repeat the id. Owners and admins. Offered only where MCP_ALLOW_ERASE is set.",
+    endpoint: 'POST /contacts/:id (X-Service-Method: erase-personal-data)',
+    arguments: Type.Object({ id: RecordId, confirm: RecordId }, { additionalProperties: false }),
+    run: (app, args, params) => app.service('contacts')['erase-personal-data'](args as any, params)
+  },
   send_conversation_message: {
     description: "Send a message in a conversation, on the conversation's own channel (direction 'note' adds an internal note instead).",
     endpoint: 'POST /conversation-messages-transform-outgoing-{channel} (or /conversation-messages-{channel} for sms and playground)',
@@ -70,6 +82,9 @@ export const CRM_TOOLS: Record<string, AssistantTool> = {
     }
   }
 }
+
+/** Tools that destroy data for good: offered only where the server's settings allow them (MCP_ALLOW_ERASE). */
+export const ERASING_TOOLS = new Set(['erase_contact_personal_data'])
 
 /** Every tool the MCP server offers: the assistant reservation tools, then the CRM tools. */
 export const MCP_TOOLS: Record<string, AssistantTool> = { ...ASSISTANT_TOOLS, ...CRM_TOOLS }

@@ -29,6 +29,7 @@ import { automation } from './automations/automations.js'
 import { automationExecution } from './automations-executions/automations-executions.js'
 import { webhookSubscription } from './webhook-subscriptions/webhook-subscriptions.js'
 import { webhookDelivery } from './webhook-deliveries/webhook-deliveries.js'
+import { personalDataErasure } from './personal-data-erasures/personal-data-erasures.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -62,4 +63,5 @@ export const services = (app: Application) => {
   app.configure(automationExecution)
   app.configure(webhookSubscription)
   app.configure(webhookDelivery)
+  app.configure(personalDataErasure)
 }

@@ -75,6 +75,11 @@ export class LocalStorage implements Storage {
     return `${this.baseUrl.replace(/\/+$/, '')}${LOCAL_ROUTE}/${encodeKey(key)}`
   }
 
+  /** Files on local disk are served at their public URL, whose key is random and never reused: that URL is the link. */
+  async signDownload(key: string, _expiresAt: Date) {
+    return this.publicUrl(key)
+  }
+
   async signUpload(grant: UploadGrant): Promise<SignedUpload> {
     const expires = Math.floor(grant.expiresAt.getTime() / 1000)
     const query = new URLSearchParams({

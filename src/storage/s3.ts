@@ -75,6 +75,12 @@ export class S3Storage implements Storage {
     return `${base.protocol}//${bucket}.${base.host}/${encodeKey(key)}`
   }
 
+  /** A presigned GET, which works on a private bucket too. */
+  async signDownload(key: string, expiresAt: Date) {
+    const expiresIn = Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000))
+    return s3Presigner().getSignedUrl(this.client, new (s3Sdk().GetObjectCommand)({ Bucket: this.settings.bucket, Key: key }), { expiresIn })
+  }
+
   /** A presigned PUT: content type and length are part of the signature, so S3 refuses anything else. */
   async signUpload(grant: UploadGrant): Promise<SignedUpload> {
     const expiresIn = Math.max(1, Math.floor((grant.expiresAt.getTime() - Date.now()) / 1000))

@@ -31,6 +31,8 @@ export interface Storage {
   publicUrl(key: string): string
   /** A URL a client can PUT one file to, without credentials, until the grant expires. */
   signUpload(grant: UploadGrant): Promise<SignedUpload>
+  /** A URL that downloads the object without credentials until expiresAt (a private bucket included). */
+  signDownload(key: string, expiresAt: Date): Promise<string>
 }
 
 /** File extension per media type, for keys of signed uploads (multipart uploads use the detected extension). */

@@ -26,10 +26,14 @@ const ACTIONS: Record<string, string> = { create: 'created', patch: 'updated', r
 
 export const WILDCARD = '*'
 
+/** A contact erased on request (docs/privacy.md): its id only, so that receivers erase their copies too. */
+export const CONTACT_ERASED = 'contacts.erased'
+
 /** Every event type a subscription may name (besides '*'). */
-export const EVENT_TYPES: string[] = [...new Set(RESOURCES.map(([, resource]) => resource))].flatMap((resource) =>
-  Object.values(ACTIONS).map((action) => `${resource}.${action}`)
-)
+export const EVENT_TYPES: string[] = [
+  ...[...new Set(RESOURCES.map(([, resource]) => resource))].flatMap((resource) => Object.values(ACTIONS).map((action) => `${resource}.${action}`)),
+  CONTACT_ERASED
+]
 
 export const WEBHOOK_TOPIC = 'webhook'
 

@@ -12,7 +12,7 @@ import { contact, created, inDays, link, resourceWithHours } from '../reservatio
 import { createDeal, createPipeline } from '../services/deal-fixtures.js'
 
 const RESERVATION_TOOLS = ['find_reservations', 'create_reservation', 'update_reservation', 'get_reservation_services', 'get_available_slots']
-const CRM_TOOLS = ['search_contacts', 'get_contact', 'create_contact', 'find_deals', 'create_activity', 'send_conversation_message']
+const CRM_TOOLS = ['search_contacts', 'get_contact', 'create_contact', 'find_deals', 'create_activity', 'export_contact_personal_data', 'send_conversation_message']
 
 /** The app listening on an ephemeral loopback port, as an MCP client reaches it. */
 async function listen(t: TestApp) {
@@ -123,7 +123,7 @@ describe('the MCP server at /mcp', () => {
     expect(answer(unbookable).errors).toHaveProperty('service_id')
 
     await expect(client.callTool({ name: 'drop_everything', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: drop_everything/)
-    expect((await client.listTools()).tools).toHaveLength(11)
+    expect((await client.listTools()).tools).toHaveLength(12)
   })
 
   it('when a tool names a record of another organization, then it stays out of reach: 404 by id, 403 by organization_id, 400 by reference', async () => {
@@ -181,7 +181,7 @@ describe('the MCP server at /mcp', () => {
 
   it('when the key comes as Authorization: Bearer, then it works too; without a valid key, the connection is refused with 401', async () => {
     const bearer = await connect(endpoint.url, { Authorization: `Bearer ${acme.apiKey}` })
-    expect((await bearer.listTools()).tools).toHaveLength(11)
+    expect((await bearer.listTools()).tools).toHaveLength(12)
 
     const refused = await fetch(endpoint.url, {
       method: 'POST',
@@ -239,5 +239,43 @@ describe('the MCP server and the rate limit', () => {
     expect(answer(results[3])).toMatchObject({ code: 429, name: 'TooManyRequests' })
     expect((await t.http().get('/contacts').set(acme.key)).status).toBe(429)
     await client.close()
+  })
+})
+
+describe('the MCP server and personal data', () => {
+  let t: TestApp
+  let endpoint: Awaited<ReturnType<typeof listen>>
+  beforeAll(async () => {
+    t = await startApp()
+    endpoint = await listen(t)
+  })
+  afterAll(async () => {
+    await endpoint.close()
+    await t.close()
+  })
+
+  it('when a contact is exported, then the tool answers the export document; the erasure tool is offered only where MCP_ALLOW_ERASE is set, and then erases with its confirmation', async () => {
+    const acme = await createTenant(t)
+    const client = await connect(endpoint.url, acme.key)
+    const ada = await contact(t, acme, { first_name: 'Ada' })
+    const exported = answer(await client.callTool({ name: 'export_contact_personal_data', arguments: { id: ada.id } }))
+    expect(exported).toMatchObject({ format: 'crm-personal-data', version: 1, contact: { id: ada.id, first_name: 'Ada' } })
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('erase_contact_personal_data')
+    const refused = await client.callTool({ name: 'erase_contact_personal_data', arguments: { id: ada.id, confirm: ada.id } })
+    expect(answer(refused)).toMatchObject({ code: 400, errors: { tool: expect.any(String) } })
+    expect((await t.http().get(`/contacts/${ada.id}`).set(acme.key)).status).toBe(200)
+
+    t.app.set('mcpAllowErase', true)
+    try {
+      const allowed = await connect(endpoint.url, acme.key)
+      expect((await allowed.listTools()).tools.map((tool) => tool.name)).toContain('erase_contact_personal_data')
+      const unconfirmed = await allowed.callTool({ name: 'erase_contact_personal_data', arguments: { id: ada.id, confirm: ada.id + 1 } })
+      expect(answer(unconfirmed)).toMatchObject({ code: 400, errors: { confirm: expect.any(String) } })
+      const erased = answer(await allowed.callTool({ name: 'erase_contact_personal_data', arguments: { id: ada.id, confirm: ada.id } }))
+      expect(erased).toMatchObject({ contact_id: ada.id, removed: { contacts: 1 } })
+      expect((await t.http().get(`/contacts/${ada.id}`).set(acme.key)).status).toBe(404)
+    } finally {
+      t.app.set('mcpAllowErase', false)
+    }
   })
 })

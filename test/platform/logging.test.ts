@@ -74,6 +74,14 @@ describe('logging', () => {
       expect(redactUrl('/companies/12?name=token')).toBe('/companies/12?name=token')
     })
 
+    it("when a list is filtered by a person's name, e-mail or phone in the query string, then the request line keeps the filter's name but not its value", async () => {
+      lines.length = 0
+      const res = await t.http().get('/contacts?email=ada.private@example.test&first_name[$ilike]=Ada%25&$limit=5').set(acme.key).set('X-Request-Id', 'log-personal')
+      expect(res.status).toBe(200)
+      expect(requestLine('log-personal')?.url).toBe('/contacts?email=[REDACTED]&first_name[$ilike]=[REDACTED]&$limit=5')
+      expect(redactUrl('/contacts?phone=%2B44%2020&searchTerm=Lovelace&company_id=3')).toBe('/contacts?phone=[REDACTED]&searchTerm=[REDACTED]&company_id=3')
+    })
+
     it("when a caller asks for another organization's record, then the request line has no credential and no error line is written", async () => {
       const theirs = await t.http().post('/companies').set(globex.key).send({ name: 'Globex Corp' })
       lines.length = 0

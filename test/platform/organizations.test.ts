@@ -23,7 +23,7 @@ describe('organizations, memberships and API keys', () => {
       const res = await t.http().post('/organizations').set('Authorization', `Bearer ${token}`).send({ name: 'Fresh Co' })
       expect(res.status).toBe(201)
       expect(res.body).toEqual({
-        id: expect.any(Number), name: 'Fresh Co', subscription_status: 'active', timezone: 'UTC',
+        id: expect.any(Number), name: 'Fresh Co', subscription_status: 'active', timezone: 'UTC', deleted_retention_days: 30,
         created_at: expect.any(String), updated_at: expect.any(String)
       })
       const membership = await t.db('organizations_users').where({ organization_id: res.body.id, user_id: user.id }).first()

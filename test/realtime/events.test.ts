@@ -28,8 +28,8 @@ type Row = Record<string, any>
 /** How a record of a resource is written in an organization through the API: the record's id and the event it causes. */
 type Recipe = (tenant: Tenant) => Promise<{ id: number; event: 'created' | 'patched' | 'removed'; answer?: Row }>
 
-// Tenant resources no API call writes: webhook deliveries are written by the outbox alone.
-const NOT_WRITTEN_THROUGH_THE_API = new Set(['webhook-deliveries'])
+// Tenant resources no API call writes: webhook deliveries are written by the outbox alone, erasure records by an erasure.
+const NOT_WRITTEN_THROUGH_THE_API = new Set(['webhook-deliveries', 'personal-data-erasures'])
 
 let t: TestApp
 let sockets: Awaited<ReturnType<typeof serveSockets>>

@@ -3,12 +3,18 @@ import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
+import { idOfPath } from '../../hooks/custom-method-id.js'
 import { RecordService } from '../../engine/record-service.js'
+import type { RecordServiceOptions } from '../../engine/record-service.js'
+import { StreamedAnswer, wholeText } from '../../rest.js'
+import { exportPersonalData } from '../../privacy/export.js'
+import { erasePersonalData } from '../../privacy/erase.js'
 import type { TriggerFamily } from '../../engine/trigger-families.js'
 import type { SearchRule } from '../../engine/search.js'
 import { USER_SUMMARY } from '../../engine/read-model.js'
 import type { Relation } from '../../engine/read-model.js'
 import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
+import type { PersonalDataErasureRequest, PersonalDataExportRequest } from './contacts.personal-data.js'
 
 export type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch }
 export type ContactParams = KnexAdapterParams<ContactQuery>
@@ -145,6 +151,8 @@ const SEARCH_RULES: Record<ContactSearch['searchIn'], SearchRule> = {
 }
 
 export class ContactService extends RecordService<Contact, ContactData, ContactParams, ContactPatch> {
+  declare options: RecordServiceOptions & { app: Application }
+
   /** By name (any case or accent), e-mail (any case) or phone digits within a country code; see SEARCH_RULES. */
   async search(data: ContactSearch, _params: ContactParams = {}) {
     if (data.searchIn !== 'phone') return this.searchRecords(SEARCH_RULES[data.searchIn], data)
@@ -216,9 +224,10 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
         await trx('contacts').where({ organization_id: organizationId, id: kept })
           .update(Object.fromEntries(Object.keys(identity).map((column) => [column, null])))
       }
+      // merged_into_id: the person's duplicates are exported and erased with them (docs/privacy.md).
       const removed = await this.written(trx, trx('contacts')
         .where('organization_id', organizationId).whereIn('id', data.duplicate_ids)
-        .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*'))
+        .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now(), merged_into_id: data.primary_id }).returning('*'))
       const [merged] = await this.written(trx, trx('contacts')
         .where({ organization_id: organizationId, id: data.primary_id })
         .update({ ...filledFields(primary, duplicates), ...identity, updated_at: trx.fn.now() }).returning('*'))
@@ -226,6 +235,17 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
     })
     params.mergeEffects = effects
     return effects.merged as Contact
+  }
+
+  /** Everything held about the contact's person, as one document (src/privacy/export.ts): streamed to a REST request. */
+  async ['export-personal-data'](data: PersonalDataExportRequest, params: ContactParams = {}) {
+    const chunks = await exportPersonalData(this.options.app, data.organization_id!, idOfPath(params, data))
+    return params.streamsAnswer ? new StreamedAnswer(chunks) : JSON.parse(await wholeText(chunks))
+  }
+
+  /** Erases the contact's person for good (src/privacy/erase.ts); answers the audit record. */
+  async ['erase-personal-data'](data: PersonalDataErasureRequest, params: ContactParams = {}) {
+    return erasePersonalData(this.options.app, data.organization_id!, idOfPath(params, data), params)
   }
 
   private async countGroups(grouped: Knex.QueryBuilder, value: string) {
@@ -244,5 +264,6 @@ export const getOptions = (app: Application) => ({
   paginate: app.get('paginate'),
   Model: app.get('knex'),
   name: 'contacts',
-  triggerFamilies: ['record_counts'] as TriggerFamily[]
+  triggerFamilies: ['record_counts'] as TriggerFamily[],
+  app
 })

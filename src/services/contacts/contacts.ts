@@ -2,6 +2,7 @@ import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
 import { loadBefore } from '../../hooks/tenant-scope.js'
 import { emitAfterCommit } from '../../hooks/deferred-events.js'
+import { customMethodId } from '../../hooks/custom-method-id.js'
 import type { AlsoChanged } from '../../hooks/write-transaction.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
@@ -13,6 +14,7 @@ import {
   contactDuplicateSearchSchema, contactDuplicateSearchValidator, contactDuplicatesSchema, contactMergeSchema, contactMergeValidator
 } from './contacts.schema.js'
 import { contactMethods, contactPath } from './contacts.shared.js'
+import { PERSONAL_DATA_ROLES, personalDataMethods } from './contacts.personal-data.js'
 
 export * from './contacts.class.js'
 export * from './contacts.schema.js'
@@ -73,7 +75,13 @@ export const contact = (app: Application) => {
     resolvers: { data: contactDataResolver, patch: contactPatchResolver },
     references: { company_id: { table: 'companies' }, owned_by_user_id: { table: 'member' } },
     customFields: { entity: 'contact', by: 'name' },
-    alsoChanges: { merge: ['contacts.updated', 'contacts.deleted', 'deals.updated', 'activities.updated', 'conversations.updated', 'reservations.updated'] },
+    alsoChanges: {
+      merge: ['contacts.updated', 'contacts.deleted', 'deals.updated', 'activities.updated', 'conversations.updated', 'reservations.updated'],
+      'erase-personal-data': ['contacts.erased', 'deals.updated', 'activities.updated']
+    },
+    roles: PERSONAL_DATA_ROLES,
+    // contacts.erased (docs/privacy.md) reaches sockets like the record events.
+    events: ['erased'],
     joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
     rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
     // storeNormalizedPhone reads no reference; the class writes through RecordService.
@@ -119,9 +127,11 @@ export const contact = (app: Application) => {
             }
           }
         }
-      }
+      },
+      ...personalDataMethods
     },
-    after: { merge: [announceMerge] }
+    after: { merge: [announceMerge] },
+    koa: { before: [customMethodId] }
   })
 }
 

@@ -9,6 +9,10 @@ export const organizationSchema = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     subscription_status: Type.String(),
     timezone: Type.String({ description: 'IANA time zone name, e.g. Europe/Madrid', default: 'UTC' }),
+    deleted_retention_days: Type.Integer({
+      minimum: 0, maximum: 3650,
+      description: 'days deleted records are kept (listed with $withDeleted) before they are removed for good, files included; 0 keeps them forever. Default DELETED_RETENTION_DAYS (30); only owners change it. See docs/privacy.md'
+    }),
     ...timestamps
   },
   { $id: 'Organization', additionalProperties: false }
@@ -16,7 +20,11 @@ export const organizationSchema = Type.Object(
 export type Organization = Static<typeof organizationSchema>
 
 export const organizationDataSchema = Type.Object(
-  { name: organizationSchema.properties.name, timezone: Type.Optional(organizationSchema.properties.timezone) },
+  {
+    name: organizationSchema.properties.name,
+    timezone: Type.Optional(organizationSchema.properties.timezone),
+    deleted_retention_days: Type.Optional(organizationSchema.properties.deleted_retention_days)
+  },
   { $id: 'OrganizationData', additionalProperties: false }
 )
 export type OrganizationData = Static<typeof organizationDataSchema>

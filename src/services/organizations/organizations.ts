@@ -35,6 +35,18 @@ const scopeToOwnOrganizations = async (context: HookContext<OrganizationService>
   return context
 }
 
+/** A new organization keeps deleted records for the server's default retention unless it says otherwise. */
+const defaultRetention = async (context: HookContext<OrganizationService>) => {
+  const data = context.data as Record<string, unknown>
+  data.deleted_retention_days ??= context.app.get('deletedRetentionDays')
+}
+
+/** How long deleted records are kept decides when they are gone for good: an owner's decision, not an admin's. */
+const ownersSetRetention = async (context: HookContext<OrganizationService>) => {
+  if ((context.data as Record<string, unknown>).deleted_retention_days === undefined || context.params.system) return
+  if (context.params.caller?.roles.get(Number(context.id)) !== 'owner') throw new Forbidden(FORBIDDEN_MESSAGE)
+}
+
 export const organization = (app: Application) => {
   app.use(organizationPath, new OrganizationService(getOptions(app)), {
     methods: organizationMethods,
@@ -52,8 +64,8 @@ export const organization = (app: Application) => {
     },
     before: {
       all: [filtersOnListOnly(organizationQueryValidator), scopeToOwnOrganizations],
-      create: [schemaHooks.validateData(organizationDataValidator), checkTimeZone],
-      patch: [schemaHooks.validateData(organizationPatchValidator), checkTimeZone]
+      create: [schemaHooks.validateData(organizationDataValidator), checkTimeZone, defaultRetention],
+      patch: [schemaHooks.validateData(organizationPatchValidator), checkTimeZone, ownersSetRetention]
     }
   })
 }
