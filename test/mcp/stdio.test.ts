@@ -39,7 +39,8 @@ describe('npm run mcp', () => {
     await client.connect(transport, { timeout: 150_000 })
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['get_available_slots', 'create_reservation', 'search_contacts', 'send_conversation_message']))
-    expect(tools).toHaveLength(11)
+    expect(tools.map((tool) => tool.name)).toContain('export_contact_personal_data')
+    expect(tools).toHaveLength(12)
 
     const made = await client.callTool({ name: 'create_contact', arguments: { first_name: 'Stdio', last_name: 'Caller' } })
     expect(made.isError, stderr).toBeFalsy()
