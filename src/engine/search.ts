@@ -8,17 +8,21 @@ import type { Knex } from 'knex'
  *
  * Order: the records whose key starts with the term come first, group by group as the rule
  * declares them (a contact's full name, then its last name), each group in the order of its
- * key; then every other record whose text contains the term, in the rule's order; ties by id.
- * Texts compare byte by byte (the "C" collation) after folding, whatever the database's locale.
+ * key, ties by id; then every other record whose text contains the term, the most recently
+ * created first (by id, descending). Texts compare byte by byte (the "C" collation) after
+ * folding, whatever the database's locale. The other matches go by id, not by name, because
+ * their walk must not depend on where the matches sit in the alphabet: every "Søren" matches
+ * "oren", and a walk in name order would read every name before the s's to reach them.
  *
  * Total: exact up to SEARCH_TOTAL_CAP matches; above it `total` is the cap and `total_capped`
  * is true, and pages reach no further than the cap. The cap is what keeps a search's cost flat
- * whatever the size of the organization: the count stops there, and the page is read one of
- * two ways, chosen inside the statement by that count:
+ * whatever the size of the organization: the count stops there (first on the first group's
+ * B-tree, where a common prefix reaches the cap without the trigram index), and the page is read
+ * one of two ways, chosen inside the statement by that count:
  * - up to the cap: every match, found through the trigram index, ordered in memory;
- * - above it: each group walked in its order on its B-tree index, a page's worth at most. The
- *   walks stop at the first rows they need, and matches are then dense enough for the walk of
- *   the other matches to find its page soon.
+ * - above it: each group walked in its order on its index, a page's worth at most. The walks
+ *   stop at the first rows they need, and matches are then dense enough (more than the cap)
+ *   for the walk of the other matches, in id order, to find its page soon.
  */
 export const SEARCH_TOTAL_CAP = 1000
 
@@ -31,8 +35,8 @@ export interface PrefixGroup {
 /**
  * How a resource searches, in SQL over its row (alias t). Each expression is an index's, so the
  * statement is served by them: `texts` by trigram GIN indexes on (organization_id, text) of the
- * live rows; each group's key and order, and the other matches' order, by a B-tree on
- * (organization_id, <key and order, each COLLATE "C">, id) of the live rows.
+ * live rows; each group's key and order by a B-tree on (organization_id, <key and order, each
+ * COLLATE "C">, id) of the live rows; the other matches by the primary key.
  */
 export interface SearchRule {
   /** The folded term, from the bound `:term` (e.g. search_fold(:term)). */
@@ -40,8 +44,6 @@ export interface SearchRule {
   /** The folded texts a match contains the term in (any of them). */
   texts: string[]
   prefixes: PrefixGroup[]
-  /** The order of the other matches. */
-  order: string[]
   /** A condition every match meets besides its organization and being live. */
   where?: string
 }
@@ -91,15 +93,19 @@ export function searchQueries(table: string, rule: SearchRule, page: SearchPage)
       condition: [startsWith(group.key), ...rule.prefixes.slice(0, index).map((earlier) => notStartsWith(earlier.key))],
       order: [group.key, ...(group.order ?? [])]
     })),
-    { condition: [`(${rule.texts.map((text) => `strpos(${text}, ${term}) > 0`).join(' OR ')})`, ...rule.prefixes.map((group) => notStartsWith(group.key))], order: rule.order }
+    { condition: [`(${rule.texts.map((text) => `strpos(${text}, ${term}) > 0`).join(' OR ')})`, ...rule.prefixes.map((group) => notStartsWith(group.key))], order: [] }
   ]
-  const orderBy = (order: string[]) => [...order.map(collated), 't.id'].join(', ')
+  const others = groups.length - 1
+  const orderBy = (order: string[], index: number) => (index === others ? 't.id DESC' : [...order.map(collated), 't.id'].join(', '))
   // Above the cap: each group in its index order, concatenated; the Append under the LIMIT stops
   // once it has `reach` rows, so a group that fills the page leaves the next ones unread.
   const walks = groups.map((group, index) => `(SELECT t.id, ${index} AS grp FROM :table: AS t
       WHERE ${live} AND ${group.condition.join(' AND ')} AND (SELECT n FROM counted) > CAST(:cap AS integer)
-      ORDER BY ${orderBy(group.order)} LIMIT CAST(:reach AS integer))`)
-  // Up to the cap: every match is in `found`, with the texts its group and order need.
+      ORDER BY ${orderBy(group.order, index)} LIMIT CAST(:reach AS integer))`)
+  // Up to the cap: every match is in `found`, with the texts its group and order need. `matches`
+  // is planned as if read to the end (a CTE's plan is), so it is always the trigram index's
+  // bitmap: under `found`'s LIMIT, a generic plan would otherwise walk a B-tree of the whole
+  // organization, filtering, hoping to meet the matches early. Reading stops at the limit still.
   const keys = [...new Set(groups.flatMap((group) => group.order))]
   const keyOf = (expression: string) => `k${keys.indexOf(expression)}`
   const groupOf = `CASE ${groups.slice(0, -1).map((group, index) => `WHEN starts_with(f.${keyOf(group.order[0])}, ${term}) THEN ${index}`).join(' ')} ELSE ${groups.length - 1} END`
@@ -107,12 +113,15 @@ export function searchQueries(table: string, rule: SearchRule, page: SearchPage)
   const sortKey = (position: number) =>
     `CASE ${groups.map((group, index) => `WHEN grp = ${index} THEN ${group.order[position] ? `f.${keyOf(group.order[position])}` : 'NULL'}`).join(' ')} END COLLATE "C"`
   const few = `SELECT id, grp FROM (SELECT f.*, ${groupOf} AS grp FROM found AS f WHERE (SELECT n FROM counted) <= CAST(:cap AS integer)) AS f
-      ORDER BY grp, ${Array.from({ length: width }, (_, position) => sortKey(position)).join(', ')}, id LIMIT CAST(:reach AS integer)`
+      ORDER BY grp, ${Array.from({ length: width }, (_, position) => sortKey(position)).join(', ')}, CASE WHEN grp = ${others} THEN -id ELSE id END LIMIT CAST(:reach AS integer)`
   const sql = `WITH folded AS (SELECT ${rule.term.replaceAll(':term', 'CAST(:term AS text)')} AS term),
-    found AS MATERIALIZED (
+    matches AS MATERIALIZED (
       SELECT t.id, ${keys.map((expression) => `${expression} AS ${keyOf(expression)}`).join(', ')} FROM :table: AS t
-      WHERE ${live} AND ${contains} LIMIT CAST(:cap AS integer) + 1),
-    counted AS MATERIALIZED (SELECT count(*) AS n FROM found),
+      WHERE ${live} AND ${contains}),
+    prefixed AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM :table: AS t
+      WHERE ${live} AND ${groups[0].condition.join(' AND ')} LIMIT CAST(:cap AS integer) + 1) AS l),
+    found AS MATERIALIZED (SELECT * FROM matches WHERE (SELECT n FROM prefixed) <= CAST(:cap AS integer) LIMIT CAST(:cap AS integer) + 1),
+    counted AS MATERIALIZED (SELECT greatest((SELECT n FROM prefixed), count(*)) AS n FROM found),
     matched AS (SELECT id, row_number() OVER () AS position FROM (
       (${few}) UNION ALL (SELECT * FROM (${walks.join(' UNION ALL ')}) AS walked LIMIT CAST(:reach AS integer))) AS m)`
   return {

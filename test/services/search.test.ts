@@ -44,7 +44,8 @@ describe('search order and capped totals', () => {
   afterAll(async () => { await t.close() })
 
   // Full names starting with the term (by full name), then last names starting with it (by last
-  // name, then full name), then every other match (by full name); accents and case folded.
+  // name, then full name), then every other match (newest first: Lin Cada was created after
+  // Nada Lin); accents and case folded.
   const ADA_ORDER = ['Ada', 'Ada Zimmer', 'Adam Brown', 'Ádán Ñu', 'Bob Adair', 'Zed Adams', 'Lin Cada', 'Nada Lin']
 
   it('when a name is searched, then names starting with it come first, then last names starting with it, then the other matches, with the exact total', async () => {
@@ -72,7 +73,7 @@ describe('search order and capped totals', () => {
       expect((await t.http().post('/companies').set(acme.key).send(body)).status).toBe(201)
     }
     const res = await search(acme, '/companies', { searchTerm: 'uber' })
-    expect(res.body.data.map((company: { name: string }) => company.name)).toEqual(['Über Analytics', 'Uberwald', 'Data Uber', 'Plain'])
+    expect(res.body.data.map((company: { name: string }) => company.name)).toEqual(['Über Analytics', 'Uberwald', 'Plain', 'Data Uber'])
     expect(res.body).toMatchObject({ total: 4, total_capped: false })
   })
 
@@ -85,7 +86,8 @@ describe('search order and capped totals', () => {
 
   describe(`above ${CAP} matches`, () => {
     beforeAll(async () => {
-      // 1,000 more matches, all "other matches" of 'ada' (the term inside the name): 1,008 in all.
+      // 1,000 more matches, all "other matches" of 'ada' (the term inside the name), newer than
+      // Lin Cada and Nada Lin: 1,008 in all.
       await createMany(acme, Array.from({ length: CAP }, (_, index) => ({ first_name: 'Xada', last_name: `Filler ${String(index).padStart(4, '0')}` })))
     })
 
@@ -93,13 +95,15 @@ describe('search order and capped totals', () => {
       const res = await search(acme, '/contacts', { searchIn: 'name', searchTerm: 'ada', $limit: 12 })
       expect(res.status).toBe(200)
       expect(res.body).toMatchObject({ total: CAP, total_capped: true, limit: 12, skip: 0 })
-      expect(names(res)).toEqual([...ADA_ORDER, 'Xada Filler 0000', 'Xada Filler 0001', 'Xada Filler 0002', 'Xada Filler 0003'])
+      // The prefix groups, then the other matches newest first: the fillers before Lin Cada and Nada Lin.
+      expect(names(res)).toEqual([...ADA_ORDER.slice(0, 6), ...[999, 998, 997, 996, 995, 994].map((n) => `Xada Filler 0${n}`)])
     })
 
     it('when pages reach the cap, then the last one is served and one beyond it is a 400 naming $skip', async () => {
       const last = await search(acme, '/contacts', { searchIn: 'name', searchTerm: 'ada', $limit: 10, $skip: CAP - 10 })
       expect(last.status).toBe(200)
-      expect(names(last)).toEqual(Array.from({ length: 10 }, (_, index) => `Xada Filler ${String(CAP - 18 + index).padStart(4, '0')}`))
+      // Positions 991-1,000: after the six prefix matches, the fillers from 0999 down reach 0015 at 991.
+      expect(names(last)).toEqual(Array.from({ length: 10 }, (_, index) => `Xada Filler ${String(15 - index).padStart(4, '0')}`))
       const beyond = await search(acme, '/contacts', { searchIn: 'name', searchTerm: 'ada', $limit: 10, $skip: CAP - 9 })
       expect(beyond.status).toBe(400)
       expect(beyond.body.errors.$skip).toMatch(/first 1000 matches/)

@@ -12,8 +12,7 @@ export type CompanyParams = KnexAdapterParams<CompanyQuery>
 const SEARCH_RULE: SearchRule = {
   term: 'search_fold(btrim(:term))',
   texts: ['search_fold(t.name)', 'lower(t.website)'],
-  prefixes: [{ key: 'search_fold(t.name)' }],
-  order: ['search_fold(t.name)']
+  prefixes: [{ key: 'search_fold(t.name)' }]
 }
 
 export class CompanyService extends RecordService<Company, CompanyData, CompanyParams, CompanyPatch> {

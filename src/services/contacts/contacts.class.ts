@@ -130,22 +130,20 @@ export function normalizePhone(phone: string | null | undefined, countryCode: st
 /**
  * How each search mode finds and orders contacts (src/engine/search.ts; the indexes are migration
  * 20261129000100's). A name matches in its folded "first last" (search_name): contacts whose full
- * name starts with the term first, then those whose last name does, then the others.
+ * name starts with the term first, then those whose last name does, then the others (newest first).
  */
 const LAST_NAME = "search_fold(coalesce(t.last_name, ''))"
 const SEARCH_RULES: Record<ContactSearch['searchIn'], SearchRule> = {
   name: {
     term: "search_fold(regexp_replace(btrim(:term), '\\s+', ' ', 'g'))",
     texts: ['t.search_name'],
-    prefixes: [{ key: 't.search_name' }, { key: LAST_NAME, order: ['t.search_name'] }],
-    order: ['t.search_name']
+    prefixes: [{ key: 't.search_name' }, { key: LAST_NAME, order: ['t.search_name'] }]
   },
-  email: { term: 'lower(btrim(:term))', texts: ['lower(t.email)'], prefixes: [{ key: 'lower(t.email)' }], order: ['lower(t.email)'] },
+  email: { term: 'lower(btrim(:term))', texts: ['lower(t.email)'], prefixes: [{ key: 'lower(t.email)' }] },
   phone: {
     term: ':term',
     texts: ['t.phone_normalized'],
     prefixes: [{ key: 't.phone_normalized' }],
-    order: ['t.phone_normalized'],
     where: 't.phone_country_code = :country'
   }
 }

@@ -12,8 +12,7 @@ export type ProductParams = KnexAdapterParams<ProductQuery>
 const SEARCH_RULE: SearchRule = {
   term: 'search_fold(btrim(:term))',
   texts: ['search_fold(t.name)', 'lower(t.sku)'],
-  prefixes: [{ key: 'search_fold(t.name)' }],
-  order: ['search_fold(t.name)']
+  prefixes: [{ key: 'search_fold(t.name)' }]
 }
 
 export class ProductService extends RecordService<Product, ProductData, ProductParams, ProductPatch> {
