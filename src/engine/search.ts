@@ -103,9 +103,11 @@ export function searchQueries(table: string, rule: SearchRule, page: SearchPage)
       WHERE ${live} AND ${group.condition.join(' AND ')} AND (SELECT n FROM counted) > CAST(:cap AS integer)
       ORDER BY ${orderBy(group.order, index)} LIMIT CAST(:reach AS integer))`)
   // Up to the cap: every match is in `found`, with the texts its group and order need. `matches`
-  // is planned as if read to the end (a CTE's plan is), so it is always the trigram index's
-  // bitmap: under `found`'s LIMIT, a generic plan would otherwise walk a B-tree of the whole
-  // organization, filtering, hoping to meet the matches early. Reading stops at the limit still.
+  // must be read through the trigram index's bitmap, whatever the statistics say: a B-tree walk
+  // of the whole organization, filtering, can take seconds when the matches sit late in its
+  // order. So it is planned as if read to the end (a CTE's plan is; reading still stops at
+  // `found`'s limit), and it selects created_at, which no B-tree holding the search keys has, so
+  // that an index-only walk of one is never the cheaper plan (after a burst of writes it was).
   const keys = [...new Set(groups.flatMap((group) => group.order))]
   const keyOf = (expression: string) => `k${keys.indexOf(expression)}`
   const groupOf = `CASE ${groups.slice(0, -1).map((group, index) => `WHEN starts_with(f.${keyOf(group.order[0])}, ${term}) THEN ${index}`).join(' ')} ELSE ${groups.length - 1} END`
@@ -116,7 +118,7 @@ export function searchQueries(table: string, rule: SearchRule, page: SearchPage)
       ORDER BY grp, ${Array.from({ length: width }, (_, position) => sortKey(position)).join(', ')}, CASE WHEN grp = ${others} THEN -id ELSE id END LIMIT CAST(:reach AS integer)`
   const sql = `WITH folded AS (SELECT ${rule.term.replaceAll(':term', 'CAST(:term AS text)')} AS term),
     matches AS MATERIALIZED (
-      SELECT t.id, ${keys.map((expression) => `${expression} AS ${keyOf(expression)}`).join(', ')} FROM :table: AS t
+      SELECT t.id, t.created_at, ${keys.map((expression) => `${expression} AS ${keyOf(expression)}`).join(', ')} FROM :table: AS t
       WHERE ${live} AND ${contains}),
     prefixed AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM :table: AS t
       WHERE ${live} AND ${groups[0].condition.join(' AND ')} LIMIT CAST(:cap AS integer) + 1) AS l),
