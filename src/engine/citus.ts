@@ -23,8 +23,9 @@ export function isCitus(db: Knex): Promise<boolean> {
   return answer
 }
 
-// `<table>.organization_id = p.organization_id`: how the read model ties a related row to its record's organization.
-const CORRELATED_ORGANIZATION = /(\b[\w"]+)\.organization_id = p\.organization_id\b/g
+// `<table>.organization_id = <record>.organization_id`: how the read model ties a related row (or
+// a row related to that one) to its record's organization.
+const CORRELATED_ORGANIZATION = /(\b[\w"]+)\.organization_id = [\w"]+\.organization_id\b/g
 
 /**
  * The statement with each correlation on the record's organization replaced by the organization

@@ -191,7 +191,7 @@ describe('companies', () => {
       expect(list.body.total).toBe(0)
       const search = await t.http().post('/companies').set(acme.key).set('X-Service-Method', 'search').send({ searchTerm: 'Doomed' })
       expect(search.body.data).toEqual([])
-      const row = await t.db('companies').where({ id: created.id }).first()
+      const row = await t.db('companies').where({ organization_id: acme.organization.id, id: created.id }).first()
       expect(row.deleted_at).not.toBeNull()
     })
   })
