@@ -13,7 +13,8 @@ export const CITUS_TESTS = [
   'test/services/deals.test.ts',
   'test/services/activities.test.ts',
   'test/services/pipelines.test.ts',
-  'test/services/products.test.ts'
+  'test/services/products.test.ts',
+  'test/citus/isolate-tenant.test.ts'
 ]
 
 process.env.CITUS_MULTI_SHARD_LEVEL ??= 'error'

@@ -207,20 +207,26 @@ export async function distributeSchema(knex: Knex) {
   }
 }
 
+/** Whether the schema is distributed already (Citus, after the distribution migration). */
+export async function isDistributed(knex: Knex): Promise<boolean> {
+  return (await isCitus(knex)) && (await citusTableType(knex, TENANT_ANCHOR)) === 'hash'
+}
+
 /**
- * Distributes one tenant table a later migration creates, co-located with the others, or makes a
+ * Distributes one tenant table a later migration creates (tenantTable does it for the tables it
+ * creates), co-located with the others, or makes a
  * shared one a reference table (no-op off Citus, or while the schema is not distributed yet:
  * distributeSchema takes it with the rest). Its foreign keys to other tenant tables must
  * include organization_id, as tenantReference's do.
  */
 export async function distributeTenantTable(knex: Knex, table: string) {
-  if (!(await isCitus(knex)) || (await citusTableType(knex, TENANT_ANCHOR)) !== 'hash') return
+  if (!(await isDistributed(knex))) return
   await distributeSchemaTables(knex, table, 'hash')
 }
 
 /** Makes a shared table a reference table (no-op off Citus or before the schema is distributed). */
 export async function referenceTable(knex: Knex, table: string) {
-  if (!(await isCitus(knex)) || (await citusTableType(knex, TENANT_ANCHOR)) !== 'hash') return
+  if (!(await isDistributed(knex))) return
   await distributeSchemaTables(knex, table, 'reference')
 }
 
