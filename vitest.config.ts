@@ -5,7 +5,8 @@ import { HEAVY_TESTS } from './test/heavy.js'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: HEAVY_TESTS,
+    // test/citus/ runs on a Citus coordinator only (npm run test:citus).
+    exclude: [...HEAVY_TESTS, 'test/citus/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,

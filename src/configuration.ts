@@ -18,6 +18,12 @@ export const configurationSchema = Type.Intersect([
     dataDir: Type.String(),
     databaseUrl: Type.String(),
     databasePoolSize: Type.Number(),
+    /**
+     * On a Citus coordinator, what a request's statement that touches more than one shard does
+     * (citus.multi_task_query_log_level): 'off', logged at a level, or 'error' (refused, as the
+     * Citus tests run). The background work's connections keep Citus's default.
+     */
+    citusMultiShardLevel: StringEnum(['off', 'debug', 'log', 'notice', 'warning', 'error']),
     /** Seconds a SIGTERM or SIGINT gives the requests in flight before the process exits anyway (index.ts). */
     shutdownTimeoutS: Type.Number({ exclusiveMinimum: 0 }),
     redisUrl: Type.String(),

@@ -94,13 +94,19 @@ const warnUnlessConnectionError = (message: string) => {
 }
 
 /** Knex on a Postgres server when databaseUrl is set, on embedded PGlite otherwise. */
-export async function createKnex(databaseUrl: string, dataDir: string, poolSize = 10, narrate: Narrate = () => {}): Promise<Knex> {
+export async function createKnex(
+  databaseUrl: string,
+  dataDir: string,
+  poolSize = 10,
+  narrate: Narrate = () => {},
+  { citusMultiShardLevel = 'off' }: { citusMultiShardLevel?: string } = {}
+): Promise<Knex> {
   if (databaseUrl && !isMemoryDatabase(databaseUrl)) {
     checkDatabaseUrl(databaseUrl)
     return knex({
       client: 'pg',
       connection: databaseUrl,
-      pool: { min: 0, max: poolSize },
+      pool: { min: 0, max: poolSize, ...(citusMultiShardLevel !== 'off' ? { afterCreate: citusSession(citusMultiShardLevel) } : {}) },
       log: { warn: warnUnlessConnectionError }
     })
   }
@@ -111,6 +117,18 @@ export async function createKnex(databaseUrl: string, dataDir: string, poolSize 
     throw error
   })
   return db
+}
+
+/**
+ * Sets what a Citus coordinator does with a statement of this pool that touches more than one
+ * shard (citus.multi_task_query_log_level), once per connection; nothing on a server without Citus.
+ */
+const citusSession = (level: string) => (connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void) => {
+  connection.query(
+    `SELECT set_config('citus.multi_task_query_log_level', $1, false) FROM pg_extension WHERE extname = 'citus'`,
+    [level],
+    (error) => done(error, connection)
+  )
 }
 
 export const isEmbedded = (db: Knex) => db.client.config.client !== 'pg'
@@ -341,7 +359,9 @@ export function createBackgroundKnex(db: Knex): Knex {
 /** app.get('knex') for the requests, app.get('backgroundKnex') for the background work (createBackgroundKnex). */
 export const database = async (app: Application) => {
   const logger = app.get('logger')
-  const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'), (line) => logger.info(line))
+  const db = await createKnex(app.get('databaseUrl'), app.get('dataDir'), app.get('databasePoolSize'), (line) => logger.info(line), {
+    citusMultiShardLevel: app.get('citusMultiShardLevel')
+  })
   app.set('knex', db)
   app.set('backgroundKnex', createBackgroundKnex(db))
 }

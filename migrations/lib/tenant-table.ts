@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { distributeTenantTable, isDistributed } from './citus.js'
 
 /**
  * Every timestamp of the service keeps milliseconds (timestamptz(3)), as the API speaks them: a
@@ -18,7 +19,7 @@ export async function tenantTable(
   columns: (t: Knex.CreateTableBuilder) => void,
   { softDelete = true }: { softDelete?: boolean } = {}
 ) {
-  await knex.schema.createTable(name, (t) => {
+  const create = knex.schema.createTable(name, (t) => {
     t.increments('id', { primaryKey: false })
     t.integer('organization_id').notNullable().references('id').inTable('organizations').onDelete('CASCADE')
     columns(t)
@@ -27,6 +28,16 @@ export async function tenantTable(
     if (softDelete) t.timestamp('deleted_at', MILLISECONDS)
     t.primary(['organization_id', 'id'])
   })
+  if (!(await isDistributed(knex))) {
+    await create
+    return
+  }
+  // On a distributed schema, a plain table cannot reference a distributed one: the table is
+  // created, distributed, and only then given its keys and indexes (knex's later statements).
+  const [table, ...rest] = create.toSQL()
+  await knex.raw(table.sql, table.bindings as Knex.RawBinding[])
+  await distributeTenantTable(knex, name)
+  for (const statement of rest) await knex.raw(statement.sql, statement.bindings as Knex.RawBinding[])
 }
 
 /** A reference from one tenant table to another, within the same organization. */

@@ -4,6 +4,7 @@ import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import { preparedRows } from '../db.js'
+import { isCitus, routedTo } from './citus.js'
 import { searchQueries } from './search.js'
 import type { SearchRule } from './search.js'
 import { ReadModel } from './read-model.js'
@@ -33,6 +34,13 @@ export interface SoftDeleteCascade {
 export interface CascadedRow {
   path: string
   record: Record<string, any>
+}
+
+/** The one organization a call's query is restricted to, if it is one. */
+const organizationOf = (params: { query?: Record<string, any> }) => {
+  const organization = params.query?.organization_id
+  const one = typeof organization === 'object' && organization !== null ? (organization.$in?.length === 1 ? organization.$in[0] : undefined) : organization
+  return one === undefined || one === null ? undefined : Number(one)
 }
 
 /** The service path of a cascaded row: the declared path with each `{column}` replaced by the row's value. */
@@ -212,7 +220,7 @@ export class RecordService<
     if (params.read?.after) {
       const descending = Number(filters.$sort?.updated_at) === -1
       const statement = await this.model.keysetPage(db, builder.limit(limit ?? 10), limit ?? 10, descending, shape)
-      return this.answer(await this.run(db, statement), params)
+      return this.answer(await this.run(db, statement, organizationOf(params)), params)
     }
     const rows = builder.clone()
     if (limit !== undefined) rows.limit(limit)
@@ -221,7 +229,7 @@ export class RecordService<
     const statement = paginated
       ? await this.model.page(db, rows, this.totalOf(db, builder, params), { limit, skip: filters.$skip || 0 }, shape)
       : await this.model.array(db, rows, shape)
-    return this.answer(await this.run(db, statement), params)
+    return this.answer(await this.run(db, statement, organizationOf(params)), params)
   }
 
   /**
@@ -254,7 +262,7 @@ export class RecordService<
     const statement = plain
       ? await this.model.byId(db, read.relations, Boolean(read.withDeleted), id, scope)
       : await this.model.record(db, (params.knex ? params.knex.clone() : this.createQuery(params)).where(`${this.table}.id`, id).clearOrder().limit(1), read)
-    const text = await this.run(db, statement)
+    const text = await this.run(db, statement, scope?.length === 1 ? Number(scope[0]) : undefined)
     if (text === undefined) throw notFound(id)
     return this.answer(text, params)
   }
@@ -269,8 +277,12 @@ export class RecordService<
     return row as Result
   }
 
-  /** Runs a read statement of the read model: its one row's text, or undefined when it has none. */
-  private async run(db: Knex, statement: Statement): Promise<string | undefined> {
+  /**
+   * Runs a read statement of the read model: its one row's text, or undefined when it has none.
+   * On Citus, a statement of one organization is routed to its shard (citus.ts).
+   */
+  private async run(db: Knex, statement: Statement, organization?: number): Promise<string | undefined> {
+    if (organization !== undefined && (await isCitus(this.knex))) statement = routedTo(db, statement, organization)
     const [row] = await preparedRows<{ answer: string | null }>(db, statement)
     return row?.answer ?? undefined
   }
@@ -286,14 +298,24 @@ export class RecordService<
    * (ReadModel.written): in id order. For a service whose writes are its own statements.
    */
   protected async written(db: Knex, write: Knex.QueryBuilder | Knex.Raw): Promise<Result[]> {
+    if (await isCitus(this.knex)) {
+      // Citus cannot route a write's CTE read with relations of its rows: the write, then its rows rendered.
+      const result: any = await write
+      return this.renderedOn(db, Array.isArray(result) ? result : result.rows)
+    }
     return JSON.parse((await this.run(db, await this.model.written(db, write)))!) as Result[]
   }
 
   /** Rows of this table a write holds already, as the API sends the record, in their order (ReadModel.rendered). */
   async rendered(rows: Record<string, unknown>[], params: { transaction?: { trx?: Knex.Transaction } } = {}): Promise<Result[]> {
+    return this.renderedOn(this.dbOf(params), rows)
+  }
+
+  private async renderedOn(db: Knex, rows: Record<string, unknown>[]): Promise<Result[]> {
     if (rows.length === 0) return []
-    const db = this.dbOf(params)
-    return JSON.parse((await this.run(db, await this.model.rendered(db, rows)))!) as Result[]
+    const organizations = new Set(rows.map((row) => row.organization_id))
+    const organization = organizations.size === 1 ? Number([...organizations][0]) : undefined
+    return JSON.parse((await this.run(db, await this.model.rendered(db, rows), organization))!) as Result[]
   }
 
   /**
@@ -448,7 +470,7 @@ export class RecordService<
   async searchRecords(rule: SearchRule, search: SearchTerms, bindings?: Record<string, Knex.Value>): Promise<SearchEnvelope<Result>> {
     const page = { organizationId: search.organization_id!, term: search.searchTerm, limit: search.$limit ?? 10, skip: search.$skip ?? 0, bindings }
     const statement = await this.model.searchPage(this.knex, searchQueries(this.table, rule, page), {})
-    return JSON.parse((await this.run(this.knex, statement))!) as SearchEnvelope<Result>
+    return JSON.parse((await this.run(this.knex, statement, page.organizationId))!) as SearchEnvelope<Result>
   }
 
   /** A write statement restricted to the live rows matching params.query (and id). */

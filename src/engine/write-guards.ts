@@ -94,7 +94,10 @@ export async function guardedInsert(knex: Knex, db: Knex, table: string, data: R
   const condition = allHold(guards)
   return {
     write: db.raw(
-      `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT ${values.join(', ')} WHERE ${condition.sql} RETURNING *`,
+      // The values selected in a subquery of their own (OFFSET 0): Citus then runs the select on
+      // the coordinator and inserts its row there, where the id's integer sequence is drawn; it
+      // would push a plain INSERT … SELECT down to the shard, whose node cannot draw it.
+      `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) SELECT * FROM (SELECT ${values.join(', ')} WHERE ${condition.sql} OFFSET 0) AS guarded RETURNING *`,
       [...columns.map((column) => data[column]), ...condition.bindings] as Knex.RawBinding[]
     )
   }

@@ -216,14 +216,18 @@ function organizationsOf(context: HookContext): number[] | null {
 const secretsOf = (context: HookContext, path: string) => secretFieldsOf(context.app.service(path as any))
 
 /**
- * The record a patch is about to change, as a read by id sends it (any organization: it is only
- * used if the patch succeeds, in the caller's). None for a malformed id, which the query
- * validation refuses before any SQL; a failed read is the call's error, never swallowed: its
- * statement has aborted the transaction, and every later one would fail.
+ * The record a patch is about to change, as a read by id sends it, within the organizations the
+ * call may touch (on Citus, a read of one organization's shard rather than of every shard). None
+ * for a malformed id, which the query validation refuses before any SQL; a failed read is the
+ * call's error, never swallowed: its statement has aborted the transaction, and every later one
+ * would fail.
  */
 async function currentRecord(trx: Knex.Transaction, context: HookContext): Promise<Record<string, any> | undefined> {
   if (!isRecordId(context.id)) return undefined
-  return (context.self as any)._get(context.id, { transaction: { trx }, query: {} }).catch((error: any) => {
+  const named = context.params.query?.organization_id
+  const organizations = typeof named === 'number' ? [named] : organizationsOf(context)
+  const query = organizations ? { organization_id: { $in: organizations } } : {}
+  return (context.self as any)._get(context.id, { transaction: { trx }, query }).catch((error: any) => {
     if (error?.code === 404) return undefined
     throw error
   })

@@ -143,7 +143,7 @@ async function noteFailure(app: Application, delivery: DeliveryRow) {
     const where = { organization_id: delivery.organization_id, id: delivery.subscription_id }
     const [subscription] = await trx('webhook_subscriptions')
       .where(where)
-      .update({ failing_since: trx.raw('coalesce(failing_since, now())') })
+      .update({ failing_since: trx.raw('coalesce(failing_since, (SELECT now()))') })
       .returning(['url', 'is_active', trx.raw(`failing_since <= now() - make_interval(secs => ${DEACTIVATE_AFTER_S}) AS expired`)])
     if (!subscription?.is_active || !subscription.expired) return
     await trx('webhook_subscriptions').where(where).update({ is_active: false, updated_at: trx.fn.now() })

@@ -170,7 +170,7 @@ describe('activities', () => {
 
     it('when assigned_to_user_id is not a member or a reference is not a live record of the organization, then 400 with errors.<field>', async () => {
       const contact = await seedContact(t, acme.organization.id)
-      await t.db('contacts').where({ id: contact.id }).update({ deleted_at: t.db.fn.now() })
+      await t.db('contacts').where({ organization_id: acme.organization.id, id: contact.id }).update({ deleted_at: t.db.fn.now() })
       const response = await post(acme, { subject: 'x', assigned_to_user_id: other.user.id, contact_id: contact.id, deal_id: 999999, company_id: 999999 })
       expect(response.status).toBe(400)
       expect(response.body.errors).toEqual({
@@ -388,12 +388,12 @@ describe('activities', () => {
       expect(page.body.data[0]).toMatchObject({
         id: full.id, assigned_to_user: { id: member.user.id }, deal: { id: deal.id }, contact: { id: contact.id }, company: { id: company.id }, created_by_user: { id: tenant.user.id }
       })
-      await t.db('activities').where({ id: full.id }).delete()
+      await t.db('activities').where({ organization_id: tenant.organization.id, id: full.id }).delete()
     })
 
     it('when one activity is read, then users, deal (with its stage), contact and company come in their richer forms', async () => {
-      const { stage } = await t.db('deals').where({ id: deal.id }).first().then(async (row: any) => ({
-        stage: await t.db('pipeline_stages').where({ id: row.pipeline_stage_id }).first()
+      const { stage } = await t.db('deals').where({ organization_id: tenant.organization.id, id: deal.id }).first().then(async (row: any) => ({
+        stage: await t.db('pipeline_stages').where({ organization_id: tenant.organization.id, id: row.pipeline_stage_id }).first()
       }))
       await t.http().patch(`/activities/${ids.thu}`).set(tenant.key).send({ company_id: company.id, assigned_to_user_id: member.user.id }).expect(200)
       const read = await t.http().get(`/activities/${ids.thu}`).set(tenant.key)
@@ -461,7 +461,7 @@ describe('activities', () => {
       }
       expect((await t.http().get(`/activities/${untouched.id}`).set(acme.key)).body.done).toBe(false)
       expect((await t.http().get(`/activities/${theirs.id}`).set(other.key)).body.done).toBe(false)
-      const deletedRow = await t.db('activities').where({ id: deleted.id }).first()
+      const deletedRow = await t.db('activities').where({ organization_id: acme.organization.id, id: deleted.id }).first()
       expect(deletedRow.done).toBe(false)
 
       const reopened = await t.http().patch('/activities').set(acme.key).send({ ids: [mine[0].id], done: false })

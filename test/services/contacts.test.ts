@@ -132,7 +132,7 @@ describe('contacts', () => {
       const list = await t.http().get('/contacts').set(tenant.key)
       expect(list.body.total).toBe(0)
       expect((await t.http().delete(`/contacts/${created.body.id}`).set(tenant.key)).status).toBe(404)
-      const row = await t.db('contacts').where({ id: created.body.id }).first()
+      const row = await t.db('contacts').where({ organization_id: tenant.organization.id, id: created.body.id }).first()
       expect(row.deleted_at).not.toBeNull()
     })
 

@@ -90,7 +90,7 @@ describe('pipelines and pipeline stages', () => {
       for (const stage of board.stages) {
         expect((await t.http().get(`/pipeline-stages/${stage.id}`).set(acme.key)).status).toBe(404)
       }
-      const rows = await t.db('pipeline_stages').where({ pipeline_id: board.pipeline.id })
+      const rows = await t.db('pipeline_stages').where({ organization_id: acme.organization.id, pipeline_id: board.pipeline.id })
       expect(rows.map((row) => row.deleted_at.toISOString())).toEqual([res.body.deleted_at, res.body.deleted_at])
     })
 

@@ -28,7 +28,8 @@ export class ChannelAccountService extends RecordService<ChannelAccount, Channel
       return await write()
     } catch (error) {
       const { code, constraint } = error as { code?: string; constraint?: string }
-      if (code !== '23505' || constraint !== 'channel_accounts_provider_unique') throw error
+      // On Citus the error names the shard's copy of the index: its name with the shard id appended.
+      if (code !== '23505' || constraint?.replace(/_\d+$/, '') !== 'channel_accounts_provider_unique') throw error
       const config = typeof data.config === 'string' ? JSON.parse(data.config) : data.config ?? {}
       const field = Object.values(PROVIDER_ID_FIELD).find((name) => name && name in config) ?? 'provider_id'
       throw new Conflict('This provider account is already connected', { errors: { [`config.${field}`]: 'is already connected to another channel account' } })

@@ -38,7 +38,8 @@ const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
  * for the statement, so it equals updated_at) and clears the other; back to open clears both.
  * A patch that keeps the status keeps its date. On patch the choice is made by the UPDATE itself
  * from the stored row (the database keeps won_date set exactly when won, lost_date exactly when
- * lost), so concurrent status changes cannot leave a stale date behind.
+ * lost), so concurrent status changes cannot leave a stale date behind. now() is a subquery
+ * there: Citus refuses a non-immutable function directly inside COALESCE (the same value).
  */
 const stampOutcomeDates = async (context: HookContext<DealService>) => {
   const data = context.data as Record<string, any>
@@ -46,7 +47,7 @@ const stampOutcomeDates = async (context: HookContext<DealService>) => {
   const db = context.app.get('knex')
   const dateOf = (outcome: 'won' | 'lost') => {
     if (data.status !== outcome) return null
-    return context.method === 'create' ? db.fn.now() : db.raw('coalesce(??, now())', [`deals.${outcome}_date`])
+    return context.method === 'create' ? db.fn.now() : db.raw('coalesce(??, (SELECT now()))', [`deals.${outcome}_date`])
   }
   data.won_date = dateOf('won')
   data.lost_date = dateOf('lost')

@@ -98,7 +98,7 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
       await trx(VERIFICATIONS).where({ id: verification.id }).update({ used_at: trx.fn.now() })
       const [user] = await this.written(trx, trx('users')
         .where({ id: verification.user_id })
-        .update({ email_verified_at: trx.raw('coalesce(email_verified_at, now())'), updated_at: trx.fn.now() })
+        .update({ email_verified_at: trx.raw('coalesce(email_verified_at, (SELECT now()))'), updated_at: trx.fn.now() })
         .returning('*'))
       return user as User
     })
@@ -120,7 +120,7 @@ export class UserService<ServiceParams extends Params = UserParams> extends Reco
       const userId = await redeemPasswordReset(trx, data.token)
       const [user] = await this.written(trx, trx('users')
         .where({ id: userId })
-        .update({ password, email_verified_at: trx.raw('coalesce(email_verified_at, now())'), sessions_valid_after: new Date(), updated_at: trx.fn.now() })
+        .update({ password, email_verified_at: trx.raw('coalesce(email_verified_at, (SELECT now()))'), sessions_valid_after: new Date(), updated_at: trx.fn.now() })
         .returning('*'))
       return user as User
     })

@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config'
+import base from './vitest.config.js'
+
+/**
+ * `npm run test:citus` (scripts/citus.sh test): the tenant tests against a Citus coordinator with
+ * two workers, DATABASE_URL naming a fresh database on it. Every statement a request sends that
+ * would touch more than one shard is refused (CITUS_MULTI_SHARD_LEVEL=error on the requests'
+ * pool), so a passing test proves its requests are single-shard (router) statements.
+ */
+export const CITUS_TESTS = [
+  'test/services/companies.test.ts',
+  'test/services/contacts.test.ts',
+  'test/services/deals.test.ts',
+  'test/services/activities.test.ts',
+  'test/services/pipelines.test.ts',
+  'test/services/products.test.ts',
+  'test/citus/isolate-tenant.test.ts'
+]
+
+process.env.CITUS_MULTI_SHARD_LEVEL ??= 'error'
+
+export default defineConfig({ ...base, test: { ...base.test, include: CITUS_TESTS, exclude: [] } })
