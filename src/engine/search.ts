@@ -39,6 +39,7 @@ export interface SearchRule {
   term: string
   /** The folded texts a match contains the term in (any of them). */
   texts: string[]
+  /** None: every match in the rule's order. */
   prefixes: PrefixGroup[]
   /** The order of the other matches. */
   order: string[]
@@ -102,7 +103,9 @@ export function searchQueries(table: string, rule: SearchRule, page: SearchPage)
   // Up to the cap: every match is in `found`, with the texts its group and order need.
   const keys = [...new Set(groups.flatMap((group) => group.order))]
   const keyOf = (expression: string) => `k${keys.indexOf(expression)}`
-  const groupOf = `CASE ${groups.slice(0, -1).map((group, index) => `WHEN starts_with(f.${keyOf(group.order[0])}, ${term}) THEN ${index}`).join(' ')} ELSE ${groups.length - 1} END`
+  const groupOf = rule.prefixes.length === 0
+    ? '0'
+    : `CASE ${groups.slice(0, -1).map((group, index) => `WHEN starts_with(f.${keyOf(group.order[0])}, ${term}) THEN ${index}`).join(' ')} ELSE ${groups.length - 1} END`
   const width = Math.max(...groups.map((group) => group.order.length))
   const sortKey = (position: number) =>
     `CASE ${groups.map((group, index) => `WHEN grp = ${index} THEN ${group.order[position] ? `f.${keyOf(group.order[position])}` : 'NULL'}`).join(' ')} END COLLATE "C"`

@@ -27,9 +27,9 @@ describe('large tables', () => {
     // In ten statements: on embedded Postgres each statement runs on the test's own thread.
     for (let start = 1; start <= 20000; start += 2000) {
       await t.db.raw(
-        `INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_normalized, phone_country_code, phone_country_iso)
+        `INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_e164, phone_country_code, phone_country_iso)
          SELECT ?, 'First' || md5(i::text), 'Last' || md5((i * 7)::text), 'user' || md5(i::text) || '@example.test',
-                lpad((i * 7919 % 1000000000)::text, 10, '5'), lpad((i * 7919 % 1000000000)::text, 10, '5'), '+1', 'US'
+                lpad((i * 7919 % 1000000000)::text, 10, '5'), '+1' || lpad((i * 7919 % 1000000000)::text, 10, '5'), '+1', 'US'
          FROM generate_series(?::int, ?::int) AS i`,
         [organizationId, start, start + 1999]
       )
