@@ -4,7 +4,7 @@ import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { created } from '../conversations/fixtures.js'
-import { TWILIO_TOKEN, connectSms, connectWhatsApp, pathOf, uniqueDigits } from './fixtures.js'
+import { TWILIO_TOKEN, connectSms, connectWhatsApp, pathOf, uniqueMobileDigits } from './fixtures.js'
 import { fakeGraph, fakeTwilio, settle, twilioSignature } from './fakes.js'
 import type { FakeProvider } from './fakes.js'
 import { twilioIncoming } from './payloads.js'
@@ -87,12 +87,12 @@ describe('phone numbers on SMS and WhatsApp', () => {
   })
 
   it("when a new sender texts, then their contact has the number's E.164 form and country, and phone search finds it written nationally", async () => {
-    const digits = uniqueDigits(8)
-    const from = `+4475${digits}`
+    const digits = uniqueMobileDigits()
+    const from = `+44${digits}`
     await textFrom(from, 'Hello there')
     const contact = (await contactsOf(acme)).find((row: any) => row.phone === from)
     expect(contact).toMatchObject({ phone: from, phone_e164: from, phone_country_code: '+44', phone_country_iso: 'GB' })
-    const national = `075${digits.slice(0, 2)} ${digits.slice(2)}`
+    const national = `0${digits.slice(0, 4)} ${digits.slice(4)}`
     const found = await t.http().post('/contacts').set(acme.key).set('X-Service-Method', 'search')
       .send({ searchIn: 'phone', searchTerm: national, phone_country_code: '+44', phone_country_iso: 'GB' })
     expect(found.status, JSON.stringify(found.body)).toBe(200)
