@@ -43,7 +43,7 @@ export interface SearchRule {
   prefixes: PrefixGroup[]
   /** The order of the other matches. */
   order: string[]
-  /** A condition every match meets besides its organization and being live. */
+  /** A condition every match meets besides its organization and being live (the bound :term and the named bindings are at hand). */
   where?: string
 }
 
