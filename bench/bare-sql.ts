@@ -32,7 +32,7 @@ export const PLAIN_CONTACTS = 'bench_plain_contacts'
 /** A contact as GET /contacts/:id, a contacts page and a contact write answer it. */
 export const contactJson = `json_build_object(
   ${plain('t', [
-    'id', 'organization_id', 'first_name', 'last_name', 'email', 'phone', 'phone_country_code', 'phone_country_iso', 'company_id',
+    'id', 'organization_id', 'first_name', 'last_name', 'email', 'phone', 'phone_country_code', 'phone_country_iso', 'phone_e164', 'company_id',
     'owned_by_user_id', 'created_by_user_id', 'channel_whatsapp_wa_id', 'channel_instagram_user_id', 'channel_messenger_user_id',
     'channel_whatsapp_user_id', 'system_type', 'avatar_url', 'external_id'
   ])},
@@ -202,7 +202,7 @@ function totalOf(list: ListResource, conditions: string, filtered: boolean, boun
 
 /**
  * Columns a write may set, by table: those the service, too, stores as sent (no column derived
- * from them in node, as phone_normalized is from phone, or won_date from status), which covers
+ * from them in node, as phone_e164 is from phone, or won_date from status), which covers
  * what the streams send.
  */
 export const WRITABLE: Record<string, string[]> = {

@@ -318,11 +318,11 @@ export async function seedPeople(trx: Knex.Transaction, step: Step): Promise<Map
 
   // One contact in a hundred is soft-deleted, so the deleted_at filter has something to do.
   await step('contacts', `
-    INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_normalized, phone_country_code,
+    INSERT INTO contacts (organization_id, first_name, last_name, email, phone, phone_e164, phone_country_code,
       phone_country_iso, company_id, owned_by_user_id, created_by_user_id, created_at, updated_at, deleted_at)
     SELECT p.organization_id, f.name, l.name,
       regexp_replace(lower(unaccent(f.name || '.' || l.name)), '[^a-z.]', '', 'g') || g || '@' || ${pick(DOMAINS, 'g')},
-      '+1 555 ' || lpad((g % 10000000)::text, 7, '0'), '555' || lpad((g % 10000000)::text, 7, '0'), '+1', 'US',
+      '+1 212 ' || (2000000 + g % 8000000), '+1212' || (2000000 + g % 8000000), '+1', 'US',
       CASE WHEN g % 5 <> 0 THEN c.id END, u.id, u.id,
       now() - (g % 1095) * interval '1 day' - (g % 86400) * interval '1 second', now() - (g % 30) * interval '1 day',
       CASE WHEN g % 100 = 0 THEN now() END

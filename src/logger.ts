@@ -31,7 +31,7 @@ export const SECRET_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
  * the request log is kept by the operator, outside the erasure's reach (docs/privacy.md).
  */
 export const PERSONAL_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
-  'first_name', 'last_name', 'full_name', 'email', 'phone', 'phone_normalized', 'searchterm', 'search', 'q', 'external_id',
+  'first_name', 'last_name', 'full_name', 'email', 'phone', 'phone_e164', 'searchterm', 'search', 'q', 'external_id',
   'channel_whatsapp_wa_id', 'channel_whatsapp_user_id', 'channel_messenger_user_id', 'channel_instagram_user_id', 'content'
 ])
 

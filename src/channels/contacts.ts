@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { normalizePhone } from '../services/contacts/contacts.class.js'
+import { senderPhone } from '../phone-numbers.js'
 import type { Sender } from './providers/types.js'
 
 /** The contact columns holding a sender's proven identity on a channel. */
@@ -10,18 +10,6 @@ const IDENTITY_COLUMNS: [keyof Who, string][] = [
   ['instagramUserId', 'channel_instagram_user_id'],
   ['webchatUserId', 'external_id']
 ]
-
-/** A contact's phone in E.164 digits, the way the contacts_phone_e164 index stores it. */
-const E164_DIGITS = "regexp_replace(coalesce(contacts.phone_country_code, ''), '[^0-9]', '', 'g') || contacts.phone_normalized"
-
-/** The contact's phone in E.164 (what SMS and WhatsApp send to), or null. */
-export function e164Of(contact: { phone?: string | null; phone_country_code?: string | null; phone_normalized?: string | null }): string | null {
-  if (!contact.phone_normalized) return null
-  const international = contact.phone?.trim().startsWith('+') || contact.phone?.trim().startsWith('00')
-  const code = (contact.phone_country_code ?? '').replace(/\D/g, '')
-  if (international && !code) return `+${contact.phone_normalized}`
-  return code ? `+${code}${contact.phone_normalized}` : null
-}
 
 /** A sender is someone: at least one identity, a phone or an e-mail. */
 export interface Who extends Sender {
@@ -43,15 +31,15 @@ export type ContactChange = (event: 'created' | 'patched', row: Record<string, u
  */
 export async function contactOfSender(trx: Knex.Transaction, organizationId: number, who: Who, fallbackName: string, changed?: ContactChange) {
   const identities = IDENTITY_COLUMNS.filter(([key]) => who[key]).map(([key, column]) => [column, String(who[key])] as const)
-  const phoneDigits = who.phone ? who.phone.replace(/\D/g, '') : ''
+  const phone = who.phone ? senderPhone(who.phone) : null
   const email = who.email?.trim().toLowerCase()
-  if (identities.length || phoneDigits) {
-    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [organizationId, JSON.stringify([identities, phoneDigits])])
+  if (identities.length || phone) {
+    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [organizationId, JSON.stringify([identities, phone?.phone_e164 ?? ''])])
     const candidates = trx('contacts').select('contacts.*')
       .where('organization_id', organizationId).whereNull('deleted_at')
       .where((q) => {
         for (const [column, value] of identities) q.orWhere(column, value)
-        if (phoneDigits) q.orWhereRaw(`${E164_DIGITS} = ?`, [phoneDigits])
+        if (phone) q.orWhere('phone_e164', phone.phone_e164)
       })
     // An identity match first, then a phone match; the oldest contact among equals.
     const ranked = identities.length
@@ -73,7 +61,10 @@ export async function contactOfSender(trx: Knex.Transaction, organizationId: num
     last_name: rest.join(' ').slice(0, 200) || null,
     email: email ?? null,
     phone: who.phone ?? null,
-    phone_normalized: normalizePhone(who.phone, null),
+    // The sender's country, so that the contact is found by phone search in its region.
+    phone_e164: phone?.phone_e164 ?? null,
+    phone_country_code: phone?.phone_country_code ?? null,
+    phone_country_iso: phone?.phone_country_iso ?? null,
     ...Object.fromEntries(identities)
   }).returning('*')
   changed?.('created', row)

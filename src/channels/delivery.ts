@@ -4,7 +4,6 @@ import { enqueueJob } from '../outbox/index.js'
 import type { JobOutcome, OutboxJob } from '../outbox/index.js'
 import { webhookUrlOf } from '../services/channel-accounts/channel-accounts.schema.js'
 import { isLive, loadAccount, providerUrls } from './accounts.js'
-import { e164Of } from './contacts.js'
 import { recordFailed, recordSent } from './inbound.js'
 import { ADAPTERS } from './providers/index.js'
 
@@ -62,7 +61,7 @@ async function deliver(app: Application, job: OutboxJob<DeliveryPayload>): Promi
   ])
   const webhookUrl = webhookUrlOf(app.get('publicUrl'), account)
   const outcome = await adapter.send(
-    { message, contact: { ...contact, e164: e164Of(contact) }, files, statusCallbackUrl: webhookUrl && `${webhookUrl}/status` },
+    { message, contact, files, statusCallbackUrl: webhookUrl && `${webhookUrl}/status` },
     account,
     providerUrls(app)
   )

@@ -43,8 +43,9 @@ export interface SearchRule {
   term: string
   /** The folded texts a match contains the term in (any of them). */
   texts: string[]
+  /** None: every match is one of the other matches, newest first. */
   prefixes: PrefixGroup[]
-  /** A condition every match meets besides its organization and being live. */
+  /** A condition every match meets besides its organization and being live (the bound :term and the named bindings are at hand). */
   where?: string
 }
 
@@ -110,18 +111,20 @@ export function searchQueries(table: string, rule: SearchRule, page: SearchPage)
   // that an index-only walk of one is never the cheaper plan (after a burst of writes it was).
   const keys = [...new Set(groups.flatMap((group) => group.order))]
   const keyOf = (expression: string) => `k${keys.indexOf(expression)}`
-  const groupOf = `CASE ${groups.slice(0, -1).map((group, index) => `WHEN starts_with(f.${keyOf(group.order[0])}, ${term}) THEN ${index}`).join(' ')} ELSE ${groups.length - 1} END`
+  const groupOf = rule.prefixes.length === 0
+    ? '0'
+    : `CASE ${groups.slice(0, -1).map((group, index) => `WHEN starts_with(f.${keyOf(group.order[0])}, ${term}) THEN ${index}`).join(' ')} ELSE ${groups.length - 1} END`
   const width = Math.max(...groups.map((group) => group.order.length))
   const sortKey = (position: number) =>
     `CASE ${groups.map((group, index) => `WHEN grp = ${index} THEN ${group.order[position] ? `f.${keyOf(group.order[position])}` : 'NULL'}`).join(' ')} END COLLATE "C"`
   const few = `SELECT id, grp FROM (SELECT f.*, ${groupOf} AS grp FROM found AS f WHERE (SELECT n FROM counted) <= CAST(:cap AS integer)) AS f
-      ORDER BY grp, ${Array.from({ length: width }, (_, position) => sortKey(position)).join(', ')}, CASE WHEN grp = ${others} THEN -id ELSE id END LIMIT CAST(:reach AS integer)`
+      ORDER BY ${['grp', ...Array.from({ length: width }, (_, position) => sortKey(position)), `CASE WHEN grp = ${others} THEN -id ELSE id END`].join(', ')} LIMIT CAST(:reach AS integer)`
   const sql = `WITH folded AS (SELECT ${rule.term.replaceAll(':term', 'CAST(:term AS text)')} AS term),
     matches AS MATERIALIZED (
-      SELECT t.id, t.created_at, ${keys.map((expression) => `${expression} AS ${keyOf(expression)}`).join(', ')} FROM :table: AS t
+      SELECT ${['t.id', 't.created_at', ...keys.map((expression) => `${expression} AS ${keyOf(expression)}`)].join(', ')} FROM :table: AS t
       WHERE ${live} AND ${contains}),
-    prefixed AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM :table: AS t
-      WHERE ${live} AND ${groups[0].condition.join(' AND ')} LIMIT CAST(:cap AS integer) + 1) AS l),
+    prefixed AS MATERIALIZED (${rule.prefixes.length === 0 ? 'SELECT 0 AS n' : `SELECT count(*) AS n FROM (SELECT 1 FROM :table: AS t
+      WHERE ${live} AND ${groups[0].condition.join(' AND ')} LIMIT CAST(:cap AS integer) + 1) AS l`}),
     found AS MATERIALIZED (SELECT * FROM matches WHERE (SELECT n FROM prefixed) <= CAST(:cap AS integer) LIMIT CAST(:cap AS integer) + 1),
     counted AS MATERIALIZED (SELECT greatest((SELECT n FROM prefixed), count(*)) AS n FROM found),
     matched AS (SELECT id, row_number() OVER () AS position FROM (

@@ -5,7 +5,6 @@ import { emitAfterCommit, inTransaction } from '../hooks/deferred-events.js'
 import type { PendingEvent } from '../hooks/deferred-events.js'
 import { CONTACT_ERASED, enqueueEvents } from '../webhooks/events.js'
 import { INBOUND_TOPIC } from '../channels/webhooks.js'
-import { e164Of } from '../channels/contacts.js'
 import { ERASED_TEXT, carriesPerson, contactNotFound, findPerson, namingPattern } from './person.js'
 import type { Person } from './person.js'
 import { enqueueErasureFollowUp } from './follow-up.js'
@@ -179,8 +178,7 @@ async function eraseInboundCopies(trx: Knex.Transaction, person: Person): Promis
   const identities = new Set<string>()
   for (const contact of person.contacts) {
     for (const column of IDENTITY_COLUMNS) if (contact[column]) identities.add(String(contact[column]))
-    const e164 = e164Of(contact)
-    if (e164) identities.add(e164.slice(1))
+    if (contact.phone_e164) identities.add(String(contact.phone_e164).slice(1))
   }
   if (identities.size === 0) return 0
   const patterns = [...identities].map((identity) => `%${identity.replace(/[\\%_]/g, '\\$&')}%`)

@@ -6,6 +6,8 @@ let sequence = Math.floor(Math.random() * 1e6)
 /** A provider id no other test (or test run on the same database) uses. */
 export const uniqueDigits = (length = 15) => `${Date.now()}${++sequence}`.padStart(length, '9').slice(-length)
 export const uniqueE164 = () => `+1${uniqueDigits(10)}`
+/** A UK mobile number no other test uses, valid for its country: what a contact written through the API may hold. */
+export const uniqueMobileDigits = () => `75${uniqueDigits(8)}`
 export const twilioSid = () => `AC${uniqueDigits(32).replace(/\d/g, (d) => 'abcdef0123456789'[Number(d)])}`
 
 /** Sender ids no Meta id looks like: each would reach outside its place if it went into a Graph URL. */

@@ -3,7 +3,7 @@ import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
-import { TWILIO_TOKEN, connectSms, pathOf, uniqueE164 } from './fixtures.js'
+import { TWILIO_TOKEN, connectSms, pathOf, uniqueE164, uniqueMobileDigits } from './fixtures.js'
 import { fakeTwilio, settle, twilioSignature } from './fakes.js'
 import type { FakeProvider } from './fakes.js'
 import { twilioIncoming, twilioStatus } from './payloads.js'
@@ -143,7 +143,7 @@ describe('SMS (Twilio)', () => {
   })
 
   it('when files are attached, then they go as MediaUrl parameters (SMS has no 24-hour window)', async () => {
-    const from = uniqueE164()
+    const from = `+44${uniqueMobileDigits()}`
     const contact = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Never wrote', phone: from })).body
     const conversation = (await t.http().post('/conversations').set(acme.key).send({ channel: 'sms', contact_id: contact.id, channel_account_id: account.id })).body
     const files = await t.db('conversation_files').insert(['a.jpg', 'b.png'].map((name) => ({

@@ -6,7 +6,7 @@ import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { ISO_MS } from '../conversations/fixtures.js'
-import { META_SECRET, NOT_META_IDS, connectWhatsApp, pathOf, uniqueDigits } from './fixtures.js'
+import { META_SECRET, NOT_META_IDS, connectWhatsApp, pathOf, uniqueDigits, uniqueMobileDigits } from './fixtures.js'
 import { fakeGraph, metaSignature, settle } from './fakes.js'
 import type { FakeProvider } from './fakes.js'
 import { metaJson, whatsappButtonReply, whatsappImage, whatsappLocation, whatsappStatus, whatsappText } from './payloads.js'
@@ -144,11 +144,11 @@ describe('WhatsApp (Cloud API)', () => {
     })
 
     it('when an existing contact has the phone number, then they are matched by phone (E.164) and gain the wa_id', async () => {
-      // A national number: written with a leading 00 it would read as an international prefix.
-      const digits = `2${uniqueDigits(9)}`
-      const known = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Known', phone: digits, phone_country_code: '+1' }).expect(201)).body
-      await inbound(whatsappText(phoneNumberId(), { waId: `1${digits}`, name: 'Someone Else' }, `wamid.${uniqueDigits()}`, 'Hello'))
-      const [contact] = await contactsWith(`1${digits}`)
+      // Saved as a national number, with its trunk 0.
+      const digits = uniqueMobileDigits()
+      const known = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Known', phone: `0${digits}`, phone_country_code: '+44' }).expect(201)).body
+      await inbound(whatsappText(phoneNumberId(), { waId: `44${digits}`, name: 'Someone Else' }, `wamid.${uniqueDigits()}`, 'Hello'))
+      const [contact] = await contactsWith(`44${digits}`)
       expect(contact.id).toBe(known.id)
       expect(contact.first_name).toBe('Known')
     })
@@ -363,7 +363,7 @@ describe('WhatsApp (Cloud API)', () => {
       // Our own messages do not reopen the window.
       expect((await send({ conversation_id: conversation.id, content: 'Still closed' })).status).toBe(400)
       // A contact who never wrote: a new conversation opened by the team.
-      const contact = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Cold', phone: `+1${uniqueDigits(10)}` })).body
+      const contact = (await t.http().post('/contacts').set(acme.key).send({ first_name: 'Cold', phone: `+44${uniqueMobileDigits()}` })).body
       const cold = (await t.http().post('/conversations').set(acme.key).send({ channel: 'whatsapp', contact_id: contact.id, channel_account_id: account.id })).body
       expect((await send({ conversation_id: cold.id, content: 'Hi!' })).status).toBe(400)
       expect((await send({ conversation_id: cold.id, template })).status).toBe(201)

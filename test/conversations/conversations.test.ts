@@ -24,7 +24,7 @@ describe('conversations', () => {
 
   describe('opening', () => {
     it('when a conversation is opened with a channel and a contact, then 201 with the defaults, joined to contact, assignees and stage as a read is', async () => {
-      const contact = await createContact(t, acme, { email: 'marie@example.test', phone: '+33 1 23 45 67' })
+      const contact = await createContact(t, acme, { email: 'marie@example.test', phone: '+33 1 23 45 67 89' })
       const res = await t.http().post('/conversations').set(acme.key).send({ channel: 'whatsapp', contact_id: contact.id })
       expect(res.status, JSON.stringify(res.body)).toBe(201)
       expect(res.body).toEqual({
@@ -34,7 +34,7 @@ describe('conversations', () => {
         ai_context: { enabled: false, paused_until: null, summary: null, variables: {} },
         last_message_at: null, last_message_preview: null, last_inbound_at: null,
         created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS), deleted_at: null,
-        contact: { id: contact.id, first_name: 'Marie', last_name: 'Curie', email: 'marie@example.test', phone: '+33 1 23 45 67', avatar_url: null },
+        contact: { id: contact.id, first_name: 'Marie', last_name: 'Curie', email: 'marie@example.test', phone: '+33 1 23 45 67 89', avatar_url: null },
         assignees: [],
         pipeline_stage: null
       })
@@ -215,7 +215,7 @@ describe('conversations', () => {
       member = await addMember(t, org)
       const board = await createBoard(t, org)
       const ada = await createContact(t, org, { first_name: 'Ada', last_name: 'Byron', email: 'ada@engines.test', phone: '+44 20 7946 0001' })
-      const bob = await createContact(t, org, { first_name: 'Bob', last_name: 'Stone', email: 'bob@quarry.test', phone: '+1 555 0100' })
+      const bob = await createContact(t, org, { first_name: 'Bob', last_name: 'Stone', email: 'bob@quarry.test', phone: '+1 212 555 0100' })
       ids.whatsappMine = (await createConversation(t, org, { channel: 'whatsapp', contact_id: ada.id, assignee_user_ids: [member.user.id] })).id
       ids.smsUnread = (await createConversation(t, org, { channel: 'sms', contact_id: bob.id, unread: true })).id
       ids.staged = (await createConversation(t, org, {

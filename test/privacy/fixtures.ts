@@ -43,12 +43,12 @@ const word = () => crypto.randomUUID().replace(/[^a-f]/g, '').slice(0, 6).padEnd
 
 export function personStrings(): PersonStrings {
   const tag = word()
-  const digits = uniqueDigits(9)
+  const digits = uniqueDigits(8)
   return {
     firstName: `Ottilie${tag}`,
     lastName: `Quibblesworth${tag}`,
     email: `ottilie.${tag}@privacy.example.test`,
-    phone: `+44 7${digits}`,
+    phone: `+44 75${digits}`,
     messages: [`My parcel never came, ref ${tag} on WhatsApp`, `Web chat note from me ${tag}`]
   }
 }

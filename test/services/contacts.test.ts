@@ -31,7 +31,7 @@ describe('contacts', () => {
       expect(created.status, JSON.stringify(created.body)).toBe(201)
       expect(created.body).toEqual({
         id: expect.any(Number), organization_id: acme.organization.id, first_name: 'Ada', last_name: 'Lovelace',
-        email: 'ada@example.test', phone: '+44 20 7946 0958', phone_country_code: '+44', phone_country_iso: 'GB',
+        email: 'ada@example.test', phone: '+44 20 7946 0958', phone_country_code: '+44', phone_country_iso: 'GB', phone_e164: '+442079460958',
         company_id: initech.id, owned_by_user_id: acme.user.id, created_by_user_id: acme.user.id,
         channel_whatsapp_wa_id: null, channel_instagram_user_id: null, channel_messenger_user_id: null, channel_whatsapp_user_id: null, system_type: 'contact', avatar_url: null,
         custom_fields_by_name: {},
@@ -84,7 +84,7 @@ describe('contacts', () => {
     })
 
     it('when fields the service owns are sent, then 400', async () => {
-      for (const body of [{ id: 5 }, { created_by_user_id: acme.user.id }, { system_type: 'lead' }, { created_at: new Date().toISOString() }, { phone_normalized: '1' }]) {
+      for (const body of [{ id: 5 }, { created_by_user_id: acme.user.id }, { system_type: 'lead' }, { created_at: new Date().toISOString() }, { phone_e164: '+442079460958' }]) {
         const res = await createContact(acme, { first_name: 'X', ...body })
         expect(res.status, JSON.stringify(body)).toBe(400)
         expect(Object.keys(res.body.errors)).toEqual([Object.keys(body)[0]])
@@ -104,14 +104,14 @@ describe('contacts', () => {
     it('when a contact is patched, then every creatable field changes and is read back', async () => {
       const created = await createContact(acme, { first_name: 'Old', email: 'old@example.test' })
       const changes = {
-        first_name: 'New', last_name: 'Name', email: 'new@example.test', phone: '555 0100', phone_country_code: '+1',
+        first_name: 'New', last_name: 'Name', email: 'new@example.test', phone: '(212) 555-0100', phone_country_code: '+1',
         phone_country_iso: 'us', company_id: initech.id, owned_by_user_id: acme.user.id, channel_whatsapp_wa_id: 'wa-1',
         channel_instagram_user_id: 'ig-1', channel_messenger_user_id: 'psid-1', channel_whatsapp_user_id: 'US.1234', avatar_url: 'https://cdn.example.test/a.png'
       }
       const patched = await t.http().patch(`/contacts/${created.body.id}`).set(acme.key).send(changes)
       expect(patched.status, JSON.stringify(patched.body)).toBe(200)
       const read = await t.http().get(`/contacts/${created.body.id}`).set(acme.key)
-      expect(read.body).toMatchObject({ ...changes, phone_country_iso: 'US', system_type: 'contact' })
+      expect(read.body).toMatchObject({ ...changes, phone_country_iso: 'US', phone_e164: '+12125550100', system_type: 'contact' })
       expect(new Date(read.body.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(created.body.updated_at).getTime())
       const cleared = await t.http().patch(`/contacts/${created.body.id}?fastJoinForContactList=true`).set(acme.key).send({ company_id: null, avatar_url: null })
       expect(cleared.status).toBe(200)
@@ -241,9 +241,9 @@ describe('contacts', () => {
       tenant = await createTenant(t, 'Search')
       const people = [
         { first_name: 'Ada', last_name: 'Lovelace', email: 'Ada.Lovelace@Analytical.example', phone: '+44 20 7946 0958', phone_country_code: '+44', phone_country_iso: 'GB' },
-        { first_name: 'Zoë', last_name: 'Ångström', email: 'zoe@physics.example', phone: '(555) 010-4477', phone_country_code: '+1', phone_country_iso: 'US' },
+        { first_name: 'Zoë', last_name: 'Ångström', email: 'zoe@physics.example', phone: '(212) 555-0147', phone_country_code: '+1', phone_country_iso: 'US' },
         { first_name: 'Charles', last_name: 'Babbage', email: 'charles@engines.example', phone: '020 7946 1111', phone_country_code: '+44', phone_country_iso: 'GB' },
-        { first_name: 'José', last_name: null, email: null, phone: '+1 555 010 9999', phone_country_code: '+1', phone_country_iso: 'CA' }
+        { first_name: 'José', last_name: null, email: null, phone: '+1 416 555 0199', phone_country_code: '+1', phone_country_iso: 'CA' }
       ]
       for (const person of people) expect((await createContact(tenant, person)).status).toBe(201)
       // Another organization's look-alike never leaks into the results.
@@ -258,7 +258,7 @@ describe('contacts', () => {
       expect(full.body).toMatchObject({ total: 1, limit: 10, skip: 0 })
       expect(names(full)).toEqual(['Ada Lovelace'])
       expect(full.body.data[0].custom_fields_by_name).toEqual({})
-      expect(full.body.data[0].phone_normalized).toBeUndefined()
+      expect(full.body.data[0].phone_e164).toBe('+442079460958')
       expect(names(await search(tenant, { searchTerm: 'LOVELACE', searchIn: 'name' }))).toEqual(['Ada Lovelace'])
       expect(names(await search(tenant, { searchTerm: 'zoe lovelace', searchIn: 'name' }))).toEqual([])
       expect(names(await search(tenant, { searchTerm: 'zoe angstrom', searchIn: 'name' }))).toEqual(['Zoë Ångström'])
@@ -284,14 +284,14 @@ describe('contacts', () => {
       expect((await search(tenant, { searchTerm: 'Ada', searchIn: 'email' })).body.data.map((c: any) => c.email)).toEqual(['Ada.Lovelace@Analytical.example'])
     })
 
-    it('when searching phones, then digits match partially within the country code only', async () => {
+    it('when searching phones, then the national digits match partially, however written, within the calling code only', async () => {
       const gb = await search(tenant, { searchTerm: '0958', searchIn: 'phone', phone_country_code: '+44', phone_country_iso: 'GB' })
       expect(names(gb)).toEqual(['Ada Lovelace'])
       const international = await search(tenant, { searchTerm: '+44 20 7946 09', searchIn: 'phone', phone_country_code: '+44', phone_country_iso: 'GB' })
       expect(names(international)).toEqual(['Ada Lovelace'])
       const national = await search(tenant, { searchTerm: '020 7946', searchIn: 'phone', phone_country_code: '+44', phone_country_iso: 'GB' })
-      expect(names(national)).toEqual(['Charles Babbage'])
-      const us = await search(tenant, { searchTerm: '555-010', searchIn: 'phone', phone_country_code: '+1', phone_country_iso: 'US' })
+      expect(names(national)).toEqual(['Charles Babbage', 'Ada Lovelace']) // newest first
+      const us = await search(tenant, { searchTerm: '555-01', searchIn: 'phone', phone_country_code: '+1', phone_country_iso: 'US' })
       expect(names(us).sort()).toEqual(['José', 'Zoë Ångström'])
       const otherCountry = await search(tenant, { searchTerm: '0958', searchIn: 'phone', phone_country_code: '+1', phone_country_iso: 'US' })
       expect(otherCountry.body.total).toBe(0)

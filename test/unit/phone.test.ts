@@ -1,66 +1,62 @@
 import { describe, expect, it } from 'vitest'
-import { e164Of } from '../../src/channels/contacts.js'
-import { normalizePhone } from '../../src/services/contacts/contacts.class.js'
+import { checkedE164, e164Of, searchedNumber, senderPhone } from '../../src/phone-numbers.js'
 import { contactDataValidator } from '../../src/services/contacts/contacts.schema.js'
 
-// What phone search compares (phone_normalized) and what SMS and WhatsApp send to (E.164).
-describe('phone normalisation', () => {
+// libphonenumber-js reads a contact's phone in its region: E.164 is what is stored, sent to and matched on.
+describe('phone numbers in E.164', () => {
   it.each([
-    ['+44 20 7946 0958', '+44', '2079460958'],
-    ['+44-20-7946-0958', '+44', '2079460958'],
-    ['0044 20 7946 0958', '+44', '2079460958'],
-    ['  +1 (555) 010-4477  ', '+1', '5550104477'],
-    ['+1.555.010.4477', '+1', '5550104477'],
-    ['0034/612/345/678', '+34', '612345678']
-  ])('when %j is written with the international prefix of its country %s, then the prefix and country code go: %s', (phone, code, digits) => {
-    expect(normalizePhone(phone, code)).toBe(digits)
+    ['020 7946 0958', 'GB', null, '+442079460958'],
+    ['020 7946 0958', null, '+44', '+442079460958'],
+    ['20 7946 0958', 'gb', '+44', '+442079460958'],
+    ['+44 (0)20 7946 0958', 'GB', '+44', '+442079460958'],
+    ['0044 20 7946 0958', 'GB', null, '+442079460958'],
+    ['(212) 555-0101', 'US', '+1', '+12125550101'],
+    ['011 44 20 7946 0958', 'US', '+1', '+442079460958'],
+    ['600 111 222', 'ES', '+34', '+34600111222'],
+    ['+33 1 23 45 67 89', 'GB', '+44', '+33123456789']
+  ])('when %j is read in %s/%s, then it is %s (the trunk 0 goes; a number written internationally keeps its own country)', (phone, iso, code, e164) => {
+    expect(e164Of({ phone, phone_country_iso: iso, phone_country_code: code })).toBe(e164)
+  })
+
+  it('when a number cannot be valid for its region, or a national number has no region, then it has no E.164 form', () => {
+    expect(e164Of({ phone: '123', phone_country_iso: 'GB' })).toBeNull()
+    expect(e164Of({ phone: '555 0100', phone_country_iso: 'US' })).toBeNull()
+    expect(e164Of({ phone: '+33 1 23 45 67' })).toBeNull()
+    expect(e164Of({ phone: '020 7946 0958' })).toBeNull()
+    expect(e164Of({ phone: null, phone_country_iso: 'GB' })).toBeNull()
+  })
+
+  it('when a write carries an invalid number, then 400 names the field and says why', () => {
+    const refusal = (fields: Record<string, string>, field?: string) => {
+      try {
+        checkedE164(fields, field)
+      } catch (error: any) {
+        return { code: error.code, errors: error.errors }
+      }
+      throw new Error('accepted')
+    }
+    expect(refusal({ phone: '123', phone_country_iso: 'GB' })).toEqual({ code: 400, errors: { phone: 'is not a valid phone number for GB' } })
+    expect(refusal({ phone: '+1 555 0100' }, 'contact.phone')).toEqual({ code: 400, errors: { 'contact.phone': 'is not a valid phone number' } })
+    expect(refusal({ phone: '020 7946 0958' }).errors.phone).toMatch(/^is a national number without a country: give phone_country_iso/)
+    expect(checkedE164({ phone: null, phone_country_iso: 'GB' })).toBeNull()
+  })
+
+  it("when a provider gives a sender's number, then it is E.164 with its country, even where the metadata does not know the range", () => {
+    expect(senderPhone('+447946095812')).toEqual({ phone_e164: '+447946095812', phone_country_code: '+44', phone_country_iso: 'GB' })
+    expect(senderPhone('16505550199')).toEqual({ phone_e164: '+16505550199', phone_country_code: '+1', phone_country_iso: 'US' })
+    expect(senderPhone('+10123456789')).toMatchObject({ phone_e164: '+10123456789', phone_country_code: '+1' })
+    expect(senderPhone('+')).toBeNull()
   })
 
   it.each([
-    ['20 7946 0958', '+44', '2079460958'],
-    ['(555) 010-4477', '+1', '5550104477'],
-    ['020 7946 0958', '+44', '02079460958'],
-    ['44 20 7946 0958', '+44', '442079460958']
-  ])('when %j is written without an international prefix, then every digit stays, even ones that look like the country code: %s', (phone, code, digits) => {
-    expect(normalizePhone(phone, code)).toBe(digits)
-  })
-
-  it('when the number is international in another country than the contact\'s, or there is no country code, then only the prefix goes', () => {
-    expect(normalizePhone('+33 1 23 45 67 89', '+44')).toBe('33123456789')
-    expect(normalizePhone('0033 1 23 45 67 89', null)).toBe('33123456789')
-    expect(normalizePhone('+1 555 010 4477', undefined)).toBe('15550104477')
-  })
-
-  it('when the country code repeats after the prefix (+44 44 …), then it goes once', () => {
-    expect(normalizePhone('+44 44 1234 5678', '+44')).toBe('4412345678')
-  })
-
-  it('when there is no phone or no digit in it, then null', () => {
-    expect([null, undefined, '', '   ', '+', '00', '+44', '( ) -'].map((phone) => normalizePhone(phone, '+44'))).toEqual([
-      null, null, null, null, null, null, null, null
-    ])
-  })
-})
-
-describe('phone in E.164', () => {
-  const contact = (phone: string | null, code: string | null) => ({ phone, phone_country_code: code, phone_normalized: normalizePhone(phone, code) })
-
-  it('when a contact has a country code, then E.164 is + code digits, whether the number was written with the prefix or not', () => {
-    expect(e164Of(contact('+44 20 7946 0958', '+44'))).toBe('+442079460958')
-    expect(e164Of(contact('0044 20 7946 0958', '+44'))).toBe('+442079460958')
-    expect(e164Of(contact('20 7946 0958', '+44'))).toBe('+442079460958')
-    expect(e164Of(contact('(555) 010-4477', '+1'))).toBe('+15550104477')
-  })
-
-  it('when a number is international but the contact has no country code, then E.164 is its own digits', () => {
-    expect(e164Of(contact('+33 1 23 45 67 89', null))).toBe('+33123456789')
-    expect(e164Of(contact('0033 1 23 45 67 89', null))).toBe('+33123456789')
-  })
-
-  it('when a national number has no country code, or there is no phone, then null', () => {
-    expect(e164Of(contact('020 7946 0958', null))).toBeNull()
-    expect(e164Of(contact(null, '+44'))).toBeNull()
-    expect(e164Of(contact('+', '+44'))).toBeNull()
+    ['020 7946', '+44', '207946'],
+    ['+44 20 7946 09', '+44', '20794609'],
+    ['0044 20 79', '+44', '2079'],
+    ['7946 0958', '+44', '79460958'],
+    ['+1 212 555', '+1', '212555'],
+    ['0', '+44', '']
+  ])('when phone search gets %j in GB, then it looks within %s for the national digits %j', (term, callingCode, nationalDigits) => {
+    expect(searchedNumber(term, { phone_country_iso: 'GB', phone_country_code: '+44' })).toEqual({ callingCode, nationalDigits })
   })
 })
 

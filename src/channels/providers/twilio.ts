@@ -66,7 +66,7 @@ export const twilioSms: ChannelAdapter = {
   async send({ message, contact, files, statusCallbackUrl }, account, urls) {
     const sid = String(account.config.account_sid)
     const form = new URLSearchParams()
-    form.append('To', contact.e164 ?? '')
+    form.append('To', contact.phone_e164 ?? '')
     form.append('From', String(account.config.from_number))
     if (message.content) form.append('Body', message.content)
     for (const file of files) form.append('MediaUrl', file.url)

@@ -60,6 +60,7 @@ export interface OutgoingMessage {
     content_type: string
     template: { name: string; language: string; components: Record<string, unknown>[] } | null
   }
+  /** The contact's row: SMS and WhatsApp send to its phone_e164. */
   contact: Record<string, any>
   /** Attached conversation files, sent as media by URL. */
   files: { url: string; file_type: string; file_name: string }[]

@@ -83,7 +83,7 @@ export const whatsapp: ChannelAdapter = {
   async send({ message, contact, files }, account, urls) {
     const recipient = contact.channel_whatsapp_wa_id
       ? { to: contact.channel_whatsapp_wa_id }
-      : contact.e164 ? { to: String(contact.e164).replace(/^\+/, '') } : { recipient: contact.channel_whatsapp_user_id }
+      : contact.phone_e164 ? { to: String(contact.phone_e164).replace(/^\+/, '') } : { recipient: contact.channel_whatsapp_user_id }
     const body: Record<string, unknown> = { messaging_product: 'whatsapp', recipient_type: 'individual', ...recipient }
     if (message.template) {
       const { name, language, components } = message.template

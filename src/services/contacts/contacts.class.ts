@@ -12,6 +12,7 @@ import { erasePersonalData } from '../../privacy/erase.js'
 import type { TriggerFamily } from '../../engine/trigger-families.js'
 import type { SearchRule } from '../../engine/search.js'
 import { USER_SUMMARY } from '../../engine/read-model.js'
+import { searchedNumber } from '../../phone-numbers.js'
 import type { Relation } from '../../engine/read-model.js'
 import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
 import type { PersonalDataErasureRequest, PersonalDataExportRequest } from './contacts.personal-data.js'
@@ -41,7 +42,7 @@ declare module '@feathersjs/feathers' {
 /** The value duplicates share, per mode: the expressions search compares, so search and duplicates agree. */
 const DUPLICATE_VALUES = {
   email: 'lower(email)',
-  phone: "coalesce(phone_country_code || ' ', '') || phone_normalized",
+  phone: 'phone_e164',
   name: 'search_name'
 } as const
 /** The ids a group lists; its count says how many there are in all. */
@@ -68,15 +69,15 @@ function filledFields(primary: Record<string, any>, duplicates: Record<string, a
  * channels' ids of the person, the web-chat user id a site signs (external_id) and the phone that
  * SMS and WhatsApp match and send to (src/channels/contacts.ts). Whoever holds one of them reads
  * the contact's threads, so a merge never takes one from a duplicate unless the caller says so.
- * Each is compared as the channels match it: the phone by its E.164 digits.
+ * Each is compared as the channels match it: the phone by its E.164 form.
  */
 const IDENTITIES: { field: string; columns: string[]; value: (row: Record<string, any>) => string | null }[] = [
   ...['external_id', 'channel_whatsapp_wa_id', 'channel_whatsapp_user_id', 'channel_messenger_user_id', 'channel_instagram_user_id']
     .map((column) => ({ field: column, columns: [column], value: (row: Record<string, any>) => row[column] })),
   {
     field: 'phone',
-    columns: ['phone', 'phone_country_code', 'phone_country_iso', 'phone_normalized'],
-    value: (row) => (row.phone_normalized === null ? null : `${(row.phone_country_code ?? '').replace(/\D/g, '')}${row.phone_normalized}`)
+    columns: ['phone', 'phone_country_code', 'phone_country_iso', 'phone_e164'],
+    value: (row) => row.phone_e164
   }
 ]
 
@@ -109,28 +110,12 @@ export const COMPANY_AND_OWNER: Relation[] = [
 ]
 
 /**
- * The digits a phone search compares: every digit of the number, without the international
- * prefix ('+' or '00') and the contact's own country code when the number is written with them,
- * so '+44 20 7946 0958' and '20 7946 0958' (country code +44) both become '2079460958'.
- */
-export function normalizePhone(phone: string | null | undefined, countryCode: string | null | undefined): string | null {
-  if (phone === null || phone === undefined) return null
-  const trimmed = phone.trim()
-  let digits = trimmed.replace(/\D/g, '')
-  const international = trimmed.startsWith('+') || trimmed.startsWith('00')
-  if (international) {
-    if (trimmed.startsWith('00')) digits = digits.slice(2)
-    const code = (countryCode ?? '').replace(/\D/g, '')
-    if (code && digits.startsWith(code)) digits = digits.slice(code.length)
-  }
-  return digits || null
-}
-
-
-/**
  * How each search mode finds and orders contacts (src/engine/search.ts; the indexes are migration
- * 20261129000100's). A name matches in its folded "first last" (search_name): contacts whose full
- * name starts with the term first, then those whose last name does, then the others (newest first).
+ * 20261129000100's and 20261130000200's). A name matches in its folded "first last" (search_name):
+ * contacts whose full name starts with the term first, then those whose last name does, then the
+ * others (newest first). A phone matches when the national digits searched (src/phone-numbers.ts,
+ * searchedNumber) are in the national part of its E.164 form, within the calling code searched;
+ * phone matches come newest first.
  */
 const LAST_NAME = "search_fold(coalesce(t.last_name, ''))"
 const SEARCH_RULES: Record<ContactSearch['searchIn'], SearchRule> = {
@@ -142,20 +127,20 @@ const SEARCH_RULES: Record<ContactSearch['searchIn'], SearchRule> = {
   email: { term: 'lower(btrim(:term))', texts: ['lower(t.email)'], prefixes: [{ key: 'lower(t.email)' }] },
   phone: {
     term: ':term',
-    texts: ['t.phone_normalized'],
-    prefixes: [{ key: 't.phone_normalized' }],
-    where: 't.phone_country_code = :country'
+    texts: ['t.phone_e164'],
+    prefixes: [],
+    where: 'starts_with(t.phone_e164, :calling) AND strpos(substr(t.phone_e164, char_length(:calling) + 1), :term) > 0'
   }
 }
 
 export class ContactService extends RecordService<Contact, ContactData, ContactParams, ContactPatch> {
   declare options: RecordServiceOptions & { app: Application }
 
-  /** By name (any case or accent), e-mail (any case) or phone digits within a country code; see SEARCH_RULES. */
+  /** By name (any case or accent), e-mail (any case) or phone number however written; see SEARCH_RULES. */
   async search(data: ContactSearch, _params: ContactParams = {}) {
     if (data.searchIn !== 'phone') return this.searchRecords(SEARCH_RULES[data.searchIn], data)
-    const digits = normalizePhone(data.searchTerm, data.phone_country_code) ?? ''
-    return this.searchRecords(SEARCH_RULES.phone, { ...data, searchTerm: digits }, { country: data.phone_country_code! })
+    const { callingCode, nationalDigits } = searchedNumber(data.searchTerm, data)
+    return this.searchRecords(SEARCH_RULES.phone, { ...data, searchTerm: nationalDigits }, { calling: callingCode })
   }
 
   /**

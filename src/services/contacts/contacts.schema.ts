@@ -17,9 +17,17 @@ export const contactSchema = Type.Object(
     first_name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     last_name: Text(200),
     email: Nullable(Type.String({ format: 'email', maxLength: 320 })),
-    phone: Nullable(Type.String({ maxLength: 50, pattern: '^[+]?[0-9 ().\\-/]*[0-9][0-9 ().\\-/]*$', description: 'stored as given' })),
+    phone: Nullable(Type.String({
+      maxLength: 50, pattern: '^[+]?[0-9 ().\\-/]*[0-9][0-9 ().\\-/]*$',
+      description: 'stored as given; must be a valid number for its region (phone_country_iso, else phone_country_code) unless written with its country code, else 400 errors.phone'
+    })),
     phone_country_code: Nullable(Type.String({ pattern: '^\\+[0-9]{1,4}$', description: "'+' and 1-4 digits, e.g. +44" })),
-    phone_country_iso: Nullable(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2, stored upper-case' })),
+    phone_country_iso: Nullable(Type.String({ pattern: '^[A-Za-z]{2}$', description: "ISO 3166 alpha-2, stored upper-case: the region a national phone is read in" })),
+    phone_e164: Nullable(Type.String({
+      pattern: '^\\+[0-9]{1,15}$', readOnly: true,
+      description: 'read-only: the phone in E.164 (+442079460958), set by the service from phone and its region; what SMS and WhatsApp send to, inbound senders and upserts by phone match, and phone search looks in. ' +
+        'Null without a phone, or for a number stored before validation that does not parse (list them with phone_e164: null and phone: {$ne: null})'
+    })),
     company_id: Nullable(RecordId),
     owned_by_user_id: Nullable(RecordId),
     created_by_user_id: Nullable(RecordId),
@@ -81,7 +89,7 @@ export const contactPatchResolver = resolve<any, HookContext>({
 
 export const contactQuerySchema = Type.Object(
   {
-    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'external_id', 'created_at', 'updated_at'], {
+    ...listQuery(contactSchema, ['organization_id', 'first_name', 'last_name', 'email', 'phone', 'phone_e164', 'company_id', 'owned_by_user_id', 'created_by_user_id', 'external_id', 'created_at', 'updated_at'], {
       operators: { first_name: { $ilike: Type.String() }, last_name: { $ilike: Type.String() }, email: { $ilike: Type.String() } },
       sync: true,
       flags: { fastJoinForContactList: Type.Optional(Type.Boolean({ description: 'adds company {id, name} and owner {id, first_name, last_name}' })) }
@@ -114,7 +122,7 @@ export const contactDuplicateSearchSchema = Type.Object(
   {
     searchIn: Type.Unsafe<(typeof DUPLICATE_MODES)[number]>({
       type: 'string', enum: [...DUPLICATE_MODES],
-      description: "what duplicates share: the e-mail (any case), the phone (digits within its country code) or the name (first and last, any case or accent)"
+      description: "what duplicates share: the e-mail (any case), the phone (its E.164 form, however it is written) or the name (first and last, any case or accent)"
     }),
     organization_id: Type.Optional(RecordId),
     $limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'groups per page (default 10)' })),

@@ -6,7 +6,8 @@ import { customMethodId } from '../../hooks/custom-method-id.js'
 import type { AlsoChanged } from '../../hooks/write-transaction.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
-import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, normalizePhone, otherIdentities } from './contacts.class.js'
+import { checkedE164, searchedNumber } from '../../phone-numbers.js'
+import { COMPANY_AND_OWNER, CONTACT_REFERENCES, ContactService, getOptions, otherIdentities } from './contacts.class.js'
 import type { ContactSearch } from './contacts.class.js'
 import {
   contactDataResolver, contactDataSchema, contactDataValidator, contactPatchResolver,
@@ -19,25 +20,29 @@ import { PERSONAL_DATA_ROLES, personalDataMethods } from './contacts.personal-da
 export * from './contacts.class.js'
 export * from './contacts.schema.js'
 
-/** Keeps phone_normalized (what phone search compares) in step with phone and its country code. */
-const storeNormalizedPhone = async (context: HookContext) => {
+const PHONE_FIELDS = ['phone', 'phone_country_code', 'phone_country_iso'] as const
+
+/**
+ * Keeps phone_e164 in step with the phone and its region, and refuses a number that cannot be
+ * valid there (400 errors.phone): every write of a contact, single or batch, runs this rule.
+ */
+const storePhoneE164 = async (context: HookContext) => {
   const data = context.data as Record<string, any>
-  if (data.phone === undefined && data.phone_country_code === undefined) return context
+  if (PHONE_FIELDS.every((field) => data[field] === undefined)) return context
   const current = context.method === 'patch' ? await loadBefore(context) : {}
-  const phone = data.phone !== undefined ? data.phone : current.phone
-  const countryCode = data.phone_country_code !== undefined ? data.phone_country_code : current.phone_country_code
-  data.phone_normalized = normalizePhone(phone, countryCode)
+  const fields = Object.fromEntries(PHONE_FIELDS.map((field) => [field, data[field] !== undefined ? data[field] : current[field]]))
+  data.phone_e164 = checkedE164(fields)
   return context
 }
 
-/** Phone search needs the country (both fields) and a term with at least two digits. */
+/** Phone search needs the region (both fields) and a term with at least two digits of the number. */
 const checkPhoneSearch = async (context: HookContext) => {
   const data = context.data as ContactSearch
   if (data.searchIn !== 'phone') return context
   const errors: Record<string, string> = {}
   if (!data.phone_country_code) errors.phone_country_code = "is required when searchIn is 'phone'"
   if (!data.phone_country_iso) errors.phone_country_iso = "is required when searchIn is 'phone'"
-  if ((normalizePhone(data.searchTerm, data.phone_country_code) ?? '').length < 2) errors.searchTerm = 'must contain at least 2 digits'
+  if (searchedNumber(data.searchTerm, data).nationalDigits.length < 2) errors.searchTerm = 'must contain at least 2 digits of the number'
   if (Object.keys(errors).length) throw new BadRequest('Validation failed', { errors })
   return context
 }
@@ -83,19 +88,14 @@ export const contact = (app: Application) => {
     // contacts.erased (docs/privacy.md) reaches sockets like the record events.
     events: ['erased'],
     joins: { flag: 'fastJoinForContactList', list: COMPANY_AND_OWNER },
-    rules: { create: [storeNormalizedPhone], patch: [storeNormalizedPhone] },
-    // storeNormalizedPhone reads no reference; the class writes through RecordService.
+    rules: { create: [storePhoneE164], patch: [storePhoneE164] },
+    // storePhoneE164 reads no reference; the class writes through RecordService.
     checksInWrite: true,
     batch: {
       upsertKeys: {
         email: { matches: (k) => `lower(t.email) = lower(${k})`, sent: (k) => `lower(${k})`, value: (row) => row.email, field: 'email' },
-        // Phone and country code as phone search compares them: '+44 2079460958'.
-        phone: {
-          matches: (k) => `t.phone_country_code = split_part(${k}, ' ', 1) AND t.phone_normalized = split_part(${k}, ' ', 2)`,
-          sent: (k) => k,
-          value: (row) => (row.phone_country_code && row.phone_normalized ? `${row.phone_country_code} ${row.phone_normalized}` : null),
-          field: 'phone'
-        },
+        // The number in E.164, however each record writes it (storePhoneE164 set it).
+        phone: { matches: (k) => `t.phone_e164 = ${k}`, sent: (k) => k, value: (row) => row.phone_e164, field: 'phone' },
         external_id: byExternalId
       }
     },

@@ -57,13 +57,14 @@ export class ConversationService extends RecordService<Conversation, Conversatio
    */
   private matchingTerm(q: Knex.QueryBuilder, term: string, organizationId: number) {
     const pattern = containsPattern(term)
-    const digits = term.replace(/\D/g, '')
+    // The number's digits after any leading zeros (a trunk 0 or the 00 international prefix), found in E.164 forms.
+    const digits = term.replace(/\D/g, '').replace(/^0+/, '')
     const contacts = this.knex('contacts').select('id')
       .where('organization_id', organizationId)
       .whereNull('deleted_at')
       .where((c) => {
         c.whereRaw('search_name LIKE search_fold(?)', [pattern]).orWhereRaw('lower(email) LIKE ?', [pattern])
-        if (digits.length >= 2) c.orWhere('phone_normalized', 'like', containsPattern(digits))
+        if (digits.length >= 2) c.orWhere('phone_e164', 'like', containsPattern(digits))
       })
     const messages = this.knex('conversation_messages').select('conversation_id')
       .where('organization_id', organizationId)

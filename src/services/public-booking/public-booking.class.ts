@@ -6,7 +6,7 @@ import type { Application } from '../../declarations.js'
 import { inTransaction } from '../../hooks/deferred-events.js'
 import type { PendingEvent } from '../../hooks/deferred-events.js'
 import { slotsOf } from '../reservation-available-slots/reservation-available-slots.class.js'
-import { normalizePhone } from '../contacts/contacts.class.js'
+import { checkedE164 } from '../../phone-numbers.js'
 import type { ReservationQuery } from '../reservations/reservations.class.js'
 import type { PublicBookingData, PublicBookingPage, PublicCancelData, PublicReservation, PublicSlotsQuery } from './public-booking.schema.js'
 
@@ -90,10 +90,11 @@ export class PublicBookingService {
   async create(data: PublicBookingData, params: RouteParams) {
     const link = await activeLink(this.app, params.route?.slug)
     offeredService(link, data.service_id)
+    const phoneE164 = checkedE164(data.contact, 'contact.phone')
     const manageToken = crypto.randomBytes(24).toString('base64url')
     // The reservation's and a new contact's events are sent once the booking commits.
     const reservation = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
-      const { id: contactId, created: row } = await contactFor(trx, link.organization_id, data.contact)
+      const { id: contactId, created: row } = await contactFor(trx, link.organization_id, data.contact, phoneE164)
       const [created] = row ? await this.app.service('contacts').rendered([row], { transaction: { trx } }) : []
       if (created) pendingEvents.push({ service: this.app.service('contacts') as unknown as PendingEvent['service'], event: 'created', data: created })
       return this.app.service('reservations').create(
@@ -123,7 +124,7 @@ export class PublicBookingService {
  * simultaneous first bookings create one contact.
  */
 async function contactFor(
-  trx: Knex.Transaction, organizationId: number, contact: PublicBookingData['contact']
+  trx: Knex.Transaction, organizationId: number, contact: PublicBookingData['contact'], phoneE164: string | null
 ): Promise<{ id: number; created?: Record<string, any> }> {
   const email = contact.email.trim()
   await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(lower(?)))', [organizationId, email])
@@ -139,7 +140,7 @@ async function contactFor(
     phone: contact.phone ?? null,
     phone_country_code: contact.phone_country_code ?? null,
     phone_country_iso: contact.phone_country_iso?.toUpperCase() ?? null,
-    phone_normalized: normalizePhone(contact.phone, contact.phone_country_code)
+    phone_e164: phoneE164
   }).returning('*')
   return { id: row.id as number, created: row }
 }

@@ -57,7 +57,7 @@ export const publicBookingDataSchema = Type.Object(
         first_name: c.first_name,
         last_name: Type.Optional(c.last_name),
         email: Type.String({ format: 'email', maxLength: 320, description: 'the contact is matched by e-mail within the organization, or created' }),
-        phone: Type.Optional(c.phone),
+        phone: Type.Optional({ ...c.phone, description: 'stored as given; must be a valid number for its region (phone_country_iso, else phone_country_code) unless written with its country code, else 400 errors["contact.phone"]' }),
         phone_country_code: Type.Optional(c.phone_country_code),
         phone_country_iso: Type.Optional(c.phone_country_iso)
       },
