@@ -10,6 +10,7 @@ import { ReadModel } from './read-model.js'
 import type { ReadModelDeclaration, ReadShape, Statement } from './read-model.js'
 import type { CustomFieldFilter } from './read-request.js'
 import { RenderedAnswer } from './rendered-answer.js'
+import { CsvAnswer, csvOfList } from './csv-export.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
 import { upsertRows } from './upsert.js'
@@ -209,6 +210,7 @@ export class RecordService<
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
     const shape: ReadShape = params.read ?? {}
     const limit = filters.$limit
+    if (params.read?.csv) return new CsvAnswer(csvOfList(this, params, filters.$sort), `${this.table}.csv`)
     if (params.read?.after) {
       const descending = Number(filters.$sort?.updated_at) === -1
       const statement = await this.model.keysetPage(db, builder.limit(limit ?? 10), limit ?? 10, descending, shape)
