@@ -13,7 +13,7 @@ import { RenderedAnswer } from './rendered-answer.js'
 import { CsvAnswer, csvOfList } from './csv-export.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
-import { upsertRows } from './upsert.js'
+import { matchRows, upsertRows } from './upsert.js'
 import { WriteGuardsFailed, allHold, guardedInsert, guardsOf } from './write-guards.js'
 import type { GuardedWriter } from './write-guards.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
@@ -71,6 +71,13 @@ declare module '@feathersjs/feathers' {
   interface Params {
     /** Set around a delete by the resource factory: the dependants the delete soft-deleted, for their events. */
     cascaded?: CascadedRow[]
+    /**
+     * A batch create or upsert that checks every record as it would write it (the whole chain of
+     * hooks, the keys matched) but writes nothing: an import's preview (src/imports). A batch
+     * create answers [], an upsert {created, updated, data} with data the matched ids ({id: null}
+     * for a record it would create).
+     */
+    dryRun?: boolean
   }
 }
 
@@ -305,6 +312,7 @@ export class RecordService<
    */
   async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
     const db = this.dbOf(params)
+    if (Array.isArray(data) && params.dryRun) return []
     if (Array.isArray(data)) return this.written(db, db(this.table).insert(data).returning('*'))
     const guards = guardsOf(this, params)
     const write = guards.length > 0 ? (await guardedInsert(this.knex, db, this.table, data, guards)).write : db(this.table).insert(data).returning('*')
@@ -327,6 +335,11 @@ export class RecordService<
 
   /** The upsert custom method: its records prepared by the batch hooks (batch-writes.ts). */
   async upsert(data: { idProperty: string; records: UpsertRecord[] }, params: ServiceParams = {} as ServiceParams) {
+    if (params.dryRun) {
+      const matched = await matchRows(this.dbOf(params), this.table, this.options.upsertKeys ?? {}, data.idProperty, data.records)
+      const created = matched.filter((id) => id === null).length
+      return { created, updated: matched.length - created, data: matched.map((id) => ({ id }) as unknown as Result) }
+    }
     const written = await this.upsertRows(data.idProperty, data.records, params)
     params.batchEvents = written.map(({ created }) => (created ? 'created' : 'patched'))
     const created = written.filter((record) => record.created).length
