@@ -183,7 +183,10 @@ async function withCompanies(plan: ChunkPlan, pending: Pending[], outcome: Chunk
   const named = pending.filter((record) => record.companyName !== undefined)
   if (named.length === 0) return pending
   const db: Knex = inside?.transaction.trx ?? plan.app.get('knex')
-  const wanted = [...new Map(named.map((record) => [record.companyName!.toLowerCase(), record.companyName!])).entries()]
+  // A company is created with the name as its first row spells it.
+  const spelled = new Map<string, string>()
+  for (const record of named) if (!spelled.has(record.companyName!.toLowerCase())) spelled.set(record.companyName!.toLowerCase(), record.companyName!)
+  const wanted = [...spelled.entries()]
   const found = await db('companies').where({ organization_id: plan.organizationId }).whereNull('deleted_at')
     .whereRaw('lower(name) = ANY(?::text[])', [wanted.map(([key]) => key)]).orderBy('id').select('id', db.raw('lower(name) AS key'))
   const ids = new Map<string, number>()

@@ -139,18 +139,27 @@ export function proposeMapping(resource: ImportedResource, columns: string[], de
   return mapping
 }
 
-/** A client's mapping checked against the file's columns and the resource's targets: a 400 naming the column otherwise. */
-export function checkMapping(mapping: unknown, columns: string[], targets: Set<string>): Mapping {
+/**
+ * A client's mapping checked against the file's columns and the resource's targets (a 400 naming
+ * the column otherwise), over `base` (the proposed or stored mapping): the columns it names take
+ * its targets, the others keep theirs unless the client gave their target to another column.
+ */
+export function checkMapping(mapping: unknown, columns: string[], targets: Set<string>, base: Mapping = {}): Mapping {
   if (!mapping || typeof mapping !== 'object' || Array.isArray(mapping)) throw fieldError('mapping', 'must be an object: column name → field name (or null)')
-  const seen = new Map<string, string>()
-  for (const [column, target] of Object.entries(mapping as Record<string, unknown>)) {
+  const sent = mapping as Record<string, unknown>
+  const claimed = new Map<string, string>()
+  for (const [column, target] of Object.entries(sent)) {
     if (!columns.includes(column)) throw fieldError(`mapping.${column}`, 'is not a column of the file')
     if (target === null || target === '') continue
     if (typeof target !== 'string' || !targets.has(target)) throw fieldError(`mapping.${column}`, `must be a field of this resource, ${COMPANY_NAME}, ${CUSTOM_FIELD_TARGET}<name> or null`)
-    if (seen.has(target)) throw fieldError(`mapping.${column}`, `maps to ${target}, as column "${seen.get(target)}" does`)
-    seen.set(target, column)
+    if (claimed.has(target)) throw fieldError(`mapping.${column}`, `maps to ${target}, as column "${claimed.get(target)}" does`)
+    claimed.set(target, column)
   }
-  return Object.fromEntries(columns.map((column) => [column, ((mapping as Record<string, string | null>)[column] || null) as string | null]))
+  return Object.fromEntries(columns.map((column) => {
+    if (Object.hasOwn(sent, column)) return [column, (sent[column] || null) as string | null]
+    const kept = base[column] ?? null
+    return [column, kept !== null && claimed.has(kept) ? null : kept]
+  }))
 }
 
 /** A cell our export escaped against formulas ('=…), as it was. */

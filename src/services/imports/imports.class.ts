@@ -61,7 +61,8 @@ export class ImportService extends RecordService<Import, ImportData, ImportParam
     const delimiter = body.delimiter === 'tab' ? '\t' : body.delimiter ?? (await sniffDelimiter(upload.path, encoding))
     const columns = await headerOf(upload.path, encoding, delimiter)
     const definitions = await loadDefinitions(this.knex, [organizationId], entityOf(body.resource))
-    const mapping = body.mapping === undefined ? proposeMapping(body.resource, columns, definitions) : checkMapping(parsedJson(body.mapping, 'mapping'), columns, targetsOf(body.resource, definitions))
+    const proposed = proposeMapping(body.resource, columns, definitions)
+    const mapping = body.mapping === undefined ? proposed : checkMapping(parsedJson(body.mapping, 'mapping'), columns, targetsOf(body.resource, definitions), proposed)
     const keys = checkKeys(this.app, body.resource, body.keys === undefined ? [] : body.keys.split(',').map((key) => key.trim()).filter(Boolean))
     const key = `${organizationId}/${PRIVATE_FOLDER}/${nanoid()}.csv`
     const storage = this.app.get('storage')
@@ -85,7 +86,7 @@ export class ImportService extends RecordService<Import, ImportData, ImportParam
     const stored = (await this.storedRow(id!, params)) as unknown as ImportRow
     if (stored.status !== 'previewed') throw new Conflict(`The import is ${stored.status}: only a previewed import takes another mapping or keys`)
     const definitions = await loadDefinitions(this.knex, [stored.organization_id], entityOf(stored.resource))
-    const mapping: Mapping = data.mapping === undefined ? stored.mapping : checkMapping(data.mapping, stored.columns, targetsOf(stored.resource, definitions))
+    const mapping: Mapping = data.mapping === undefined ? stored.mapping : checkMapping(data.mapping, stored.columns, targetsOf(stored.resource, definitions), stored.mapping)
     const keys = data.keys === undefined ? stored.keys : checkKeys(this.app, stored.resource, data.keys)
     const record = { ...stored, mapping, keys }
     const preview = await previewOf(this.app, await planOf(this.app, record, params.caller!), record)
