@@ -179,7 +179,7 @@ async function main() {
   const databaseUrl = await freshDatabase()
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-import-'))
   const port = await freePort()
-  const server = await startServer('service', serviceScript(process.cwd()), port, serviceEnvironment(databaseUrl, dataDir), '/health', path.join(dataDir, 'service.log'))
+  const server = await startServer('service', ['node', ...serviceScript(process.cwd())], port, serviceEnvironment(databaseUrl, dataDir), '/health', path.join(dataDir, 'service.log'))
   try {
     const importer = await tenant(server.url, 'import')
     const file = path.join(dataDir, 'contacts.csv')
