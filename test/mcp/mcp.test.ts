@@ -299,7 +299,7 @@ describe('the MCP server and CSV', () => {
     const client = await connect(endpoint.url, acme.key)
     await t.http().post('/contacts').set(acme.key).send([{ first_name: 'Ada', email: 'ada@mcp.test' }, { first_name: 'Bob', email: 'bob@other.test' }])
     const text = answer(await client.callTool({ name: 'export_list_csv', arguments: { resource: 'contacts', query: { email: { $ilike: '%@mcp.test' }, $select: ['first_name', 'email'] } } }))
-    expect(text).toBe(`id,first_name,email\n${(await t.db('contacts').where({ email: 'ada@mcp.test' }).first()).id},Ada,ada@mcp.test\n`)
+    expect(text).toBe(`id,first_name,email\n${(await t.db('contacts').where({ organization_id: acme.organization.id, email: 'ada@mcp.test' }).first()).id},Ada,ada@mcp.test\n`)
     const bad = answer(await client.callTool({ name: 'export_list_csv', arguments: { resource: 'contacts', query: { nope: 1 } } }))
     expect(bad).toMatchObject({ code: 400 })
 
