@@ -27,6 +27,7 @@ import { conversationFileClient } from './services/conversation-files/conversati
 import { automationClient } from './services/automations/automations.shared.js'
 import { executionClient } from './services/automations-executions/automations-executions.shared.js'
 import { webhookSubscriptionClient } from './services/webhook-subscriptions/webhook-subscriptions.shared.js'
+import { importClient } from './services/imports/imports.shared.js'
 import { webhookDeliveryClient } from './services/webhook-deliveries/webhook-deliveries.shared.js'
 import { personalDataErasureClient } from './services/personal-data-erasures/personal-data-erasures.shared.js'
 
@@ -74,6 +75,7 @@ export const createClient = <Configuration = any>(connection: TransportConnectio
   client.configure(automationClient)
   client.configure(executionClient)
   client.configure(webhookSubscriptionClient)
+  client.configure(importClient)
   client.configure(webhookDeliveryClient)
   client.configure(personalDataErasureClient)
   return client

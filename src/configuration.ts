@@ -59,6 +59,7 @@ export const configurationSchema = Type.Intersect([
       publicUrl: Type.String()
     }),
     uploadMaxBytes: Type.Integer({ minimum: 1 }),
+    importMaxBytes: Type.Integer({ minimum: 1 }),
     /** Comma-separated media types accepted for product media. */
     mediaTypes: Type.String(),
     mediaPurgeGraceS: Type.Number({ minimum: 0 }),

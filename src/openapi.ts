@@ -62,7 +62,19 @@ export interface ServiceDocs {
   errors?: Partial<Record<ErrorCode, string>>
   /** The list filters on custom fields by name (custom_fields_by_name.<name>). */
   customFieldFilters?: boolean
+  /** The list answers CSV too (Accept: text/csv, docs/import-export.md). */
+  csvList?: boolean
+  /** What a read by id answers as CSV (Accept: text/csv), when it does. */
+  csvRecord?: string
 }
+
+/** A CSV answer beside the JSON one, in a response's content. */
+const withCsv = (response: { content: Record<string, unknown> }, description: string) => ({
+  ...response,
+  content: { ...response.content, 'text/csv': { schema: { type: 'string', description } } }
+})
+const CSV_LIST = 'with Accept: text/csv, every record the filters, $sort and $select select (no paging; $limit caps the rows): a header row, custom fields one column each by name, ' +
+  'related records by name (company_name, owner_name), timestamps ISO 8601 UTC, decimals as text, cells that would start a formula prefixed with a quote (docs/import-export.md)'
 
 type ErrorCode = 400 | 403 | 404 | 409 | 429
 
@@ -185,10 +197,10 @@ function serviceOperations(app: Application, location: string, options: any, com
         ...(docs.customFieldFilters ? [customFieldFilterParameter] : [])
       ],
       responses: {
-        200: {
-          description: isOperation ? 'The answer' : `A page of ${many}`,
-          ...json(answersItself(result) ? resultRef : plain(query)?.properties?.$after ? keysetPageOf(resultRef) : pageOf(resultRef))
-        }
+        200: (() => {
+          const page = { description: isOperation ? 'The answer' : `A page of ${many}`, ...json(answersItself(result) ? resultRef : plain(query)?.properties?.$after ? keysetPageOf(resultRef) : pageOf(resultRef)) }
+          return docs.csvList ? withCsv(page, CSV_LIST) : page
+        })()
       }
     })
   }
@@ -239,7 +251,8 @@ function serviceOperations(app: Application, location: string, options: any, com
     if (spec.patch) add(`${base}#${method}`, 'patch', { ...operation, operationId: `${operation.operationId}_patch` })
   }
   if (methods.includes('get')) {
-    add(item, 'get', { ...common('get'), summary: `Get ${article(one)} ${one}`, parameters: idParams, responses: { 200: { description: `The ${one}`, ...json(resultRef) } } })
+    const record = { description: `The ${one}`, ...json(resultRef) }
+    add(item, 'get', { ...common('get'), summary: `Get ${article(one)} ${one}`, parameters: idParams, responses: { 200: docs.csvRecord ? withCsv(record, docs.csvRecord) : record } })
   }
   if (methods.includes('patch')) {
     add(item, 'patch', {

@@ -3,13 +3,22 @@ import feathers from '@feathersjs/feathers'
 import type { Application } from './declarations.js'
 import { RenderedAnswer } from './engine/rendered-answer.js'
 import type { CallOwner } from './engine/rendered-answer.js'
+import { CsvAnswer } from './engine/csv-export.js'
 
 /**
  * What the REST transport adds to Feathers' Koa: the request each call belongs to, the answers
  * Postgres wrote sent as their text, and the PATCH form of the batch methods.
  */
 
-type KoaContext = { body?: unknown; type?: string; hook?: unknown; feathers?: Record<string, unknown> }
+type KoaContext = {
+  body?: unknown
+  type?: string
+  hook?: unknown
+  method?: string
+  feathers?: Record<string, unknown>
+  accepts?: (...types: string[]) => string | false
+  set?: (field: string, value: string) => void
+}
 
 /**
  * The HTTP request of a REST call, in its params: an answer may go out as text only to the call
@@ -31,9 +40,14 @@ class RestRequest implements CallOwner {
   }
 }
 
-/** Koa middleware: every REST call carries its request (params.restRequest). */
+/**
+ * Koa middleware: every REST call carries its request (params.restRequest); a GET that prefers
+ * text/csv to JSON (Accept) carries it as params.csv too, and a list answers it as CSV.
+ */
 export const restRequests = (ctx: KoaContext, next: () => Promise<unknown>) => {
-  ctx.feathers = { ...ctx.feathers, restRequest: new RestRequest(ctx) }
+  const request = new RestRequest(ctx)
+  const csv = ctx.method === 'GET' && ctx.accepts?.('application/json', 'text/csv') === 'text/csv'
+  ctx.feathers = { ...ctx.feathers, restRequest: request, ...(csv ? { csv: request } : {}) }
   return next()
 }
 
@@ -52,9 +66,13 @@ export async function wholeText(chunks: AsyncIterable<string>) {
   return text
 }
 
-/** The REST transport's formatter: a rendered answer is sent as the text Postgres wrote, a streamed one as it comes. */
+/** The REST transport's formatter: a rendered answer is sent as the text Postgres wrote, a streamed one (JSON or CSV) as it comes. */
 export const renderedFormatter = (ctx: KoaContext) => {
-  if (ctx.body instanceof RenderedAnswer) {
+  if (ctx.body instanceof CsvAnswer) {
+    ctx.type = 'text/csv; charset=utf-8'
+    ctx.set?.('Content-Disposition', `attachment; filename="${ctx.body.fileName}"`)
+    ctx.body = Readable.from(ctx.body.chunks)
+  } else if (ctx.body instanceof RenderedAnswer) {
     ctx.type = 'application/json'
     ctx.body = ctx.body.text
   } else if (ctx.body instanceof StreamedAnswer) {

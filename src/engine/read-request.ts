@@ -33,6 +33,8 @@ export interface ReadRequest {
   customFieldFilters?: CustomFieldFilter[]
   /** The answer may go out as the JSON text Postgres wrote: a REST request's own call of a method nothing runs after. */
   rendered?: boolean
+  /** The list is answered as CSV (Accept: text/csv), every page of it or the first `limit` records (csv-export.ts). */
+  csv?: { limit?: number }
 }
 
 declare module '@feathersjs/feathers' {
@@ -93,10 +95,15 @@ export function readRequest(declaration: ReadDeclaration, methodsWithAfterRules:
     if (Object.keys(custom).length > 0) {
       read.customFieldFilters = await customFieldFilters(context, declaration.customFields!, query.organization_id as number, custom)
     }
+    // A CSV names related records (company, owner) whether the list flag is set or not.
+    const csv = method === 'find' && !methodsWithAfterRules.has(method) && Boolean(params.csv?.owns(context))
+    if (csv && query.$skip !== undefined) throw fieldError('$skip', 'cannot be combined with a CSV export: the export reads every record after the last one it read')
     const relations = method === 'find'
-      ? (declaration.list && (!declaration.flag || joinList) ? declaration.list : undefined)
+      ? (declaration.list && (!declaration.flag || joinList || csv) ? declaration.list : undefined)
       : declaration.record ?? (joinList ? declaration.list : undefined)
     if (relations) read.relations = relations
+    // The adapter gives every list a default $limit later: only the client's own caps an export.
+    if (csv) read.csv = { limit: typeof query.$limit === 'number' ? query.$limit : undefined }
     if (params.restRequest?.owns(context) && !methodsWithAfterRules.has(method)) read.rendered = true
     params.query = query
     params.read = read

@@ -11,9 +11,10 @@ import { ReadModel } from './read-model.js'
 import type { ReadModelDeclaration, ReadShape, Statement } from './read-model.js'
 import type { CustomFieldFilter } from './read-request.js'
 import { RenderedAnswer } from './rendered-answer.js'
+import { CsvAnswer, csvOfList } from './csv-export.js'
 import { requireTriggerFamilies } from './trigger-families.js'
 import type { TriggerFamily } from './trigger-families.js'
-import { upsertRows } from './upsert.js'
+import { matchRows, upsertRows } from './upsert.js'
 import { WriteGuardsFailed, allHold, guardedInsert, guardsOf } from './write-guards.js'
 import type { GuardedWriter } from './write-guards.js'
 import type { UpsertKey, UpsertRecord } from './upsert.js'
@@ -78,6 +79,13 @@ declare module '@feathersjs/feathers' {
   interface Params {
     /** Set around a delete by the resource factory: the dependants the delete soft-deleted, for their events. */
     cascaded?: CascadedRow[]
+    /**
+     * A batch create or upsert that checks every record as it would write it (the whole chain of
+     * hooks, the keys matched) but writes nothing: an import's preview (src/imports). A batch
+     * create answers [], an upsert {created, updated, data} with data the matched ids ({id: null}
+     * for a record it would create).
+     */
+    dryRun?: boolean
   }
 }
 
@@ -217,6 +225,7 @@ export class RecordService<
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
     const shape: ReadShape = params.read ?? {}
     const limit = filters.$limit
+    if (params.read?.csv) return new CsvAnswer(csvOfList(this, params, filters.$sort), `${this.table}.csv`)
     if (params.read?.after) {
       const descending = Number(filters.$sort?.updated_at) === -1
       const statement = await this.model.keysetPage(db, builder.limit(limit ?? 10), limit ?? 10, descending, shape)
@@ -325,6 +334,7 @@ export class RecordService<
    */
   async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
     const db = this.dbOf(params)
+    if (Array.isArray(data) && params.dryRun) return []
     if (Array.isArray(data)) return this.written(db, db(this.table).insert(data).returning('*'))
     const guards = guardsOf(this, params)
     const write = guards.length > 0 ? (await guardedInsert(this.knex, db, this.table, data, guards)).write : db(this.table).insert(data).returning('*')
@@ -347,6 +357,11 @@ export class RecordService<
 
   /** The upsert custom method: its records prepared by the batch hooks (batch-writes.ts). */
   async upsert(data: { idProperty: string; records: UpsertRecord[] }, params: ServiceParams = {} as ServiceParams) {
+    if (params.dryRun) {
+      const matched = await matchRows(this.dbOf(params), this.table, this.options.upsertKeys ?? {}, data.idProperty, data.records)
+      const created = matched.filter((id) => id === null).length
+      return { created, updated: matched.length - created, data: matched.map((id) => ({ id }) as unknown as Result) }
+    }
     const written = await this.upsertRows(data.idProperty, data.records, params)
     params.batchEvents = written.map(({ created }) => (created ? 'created' : 'patched'))
     const created = written.filter((record) => record.created).length

@@ -113,7 +113,7 @@ export interface TenantResourceOptions {
   batch?: BatchDeclaration
   /** Per method, the event types of records besides its answer's that it also changes (params.alsoChanged), e.g. a message moving its conversation. */
   alsoChanges?: Record<string, string[]>
-  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun' | 'access'>
+  docs?: Pick<ServiceDocs, 'paths' | 'createContentType' | 'noun' | 'access' | 'csvRecord'>
   koa?: { before: Middleware[] }
   /** Events of the service besides created, patched and removed (e.g. contacts' erased): published to sockets like them. */
   events?: string[]
@@ -247,6 +247,8 @@ export function tenantResource(app: Application, options: TenantResourceOptions)
       description: options.description,
       ...options.docs,
       customFieldFilters: options.customFields?.by === 'name',
+      // A RecordService list answers CSV unless after rules run on its answer (read-request.ts).
+      csvList: Boolean(service.options && 'Model' in service.options && !options.after?.find),
       schemas: { result: schemas.result, data: schemas.data, patch: schemas.patch, query: schemas.query, ...customDocs }
     }
   } as any)

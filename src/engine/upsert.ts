@@ -54,28 +54,12 @@ export async function upsertRows(
   records: UpsertRecord[],
   written: (write: Knex.Raw) => Promise<Record<string, any>[]>
 ) {
-  const key = keys[keyName]
-  if (!key) throw new BadRequest('Validation failed', { errors: { idProperty: `must be one of: ${Object.keys(keys).join(', ')}` } })
-  const organizationId = records[0].row.organization_id
-  const values = records.map(({ row }) => key.value(row)) as string[]
-  const missing: Record<string, Record<string, string>> = {}
-  values.forEach((value, index) => {
-    if (value === null || value === undefined || value === '') missing[index] = { [key.field]: `is required to upsert by ${keyName}` }
-  })
-  if (Object.keys(missing).length) throw new BadRequest('Invalid records', { errors: missing })
-
+  const { key, values, organizationId } = keysOf(table, keys, keyName, records)
   await trx.raw(
     `SELECT pg_advisory_xact_lock(hashtextextended(? || s.k, 0)) FROM (SELECT DISTINCT ${key.sent('i.k')} AS k FROM unnest(?::text[]) AS i(k) ORDER BY 1) AS s`,
     [`${table}:${keyName}:${organizationId}:`, values]
   )
-  const { rows: matches } = await trx.raw(
-    `SELECT i.ord AS batch_ord, ${key.sent('i.k')} AS batch_key, m.* FROM unnest(?::text[]) WITH ORDINALITY AS i(k, ord)
-     LEFT JOIN LATERAL (
-       SELECT * FROM ?? AS t WHERE t.organization_id = ? AND t.deleted_at IS NULL AND ${key.matches('i.k')}
-       ORDER BY t.id LIMIT 1 FOR UPDATE
-     ) AS m ON true ORDER BY i.ord`,
-    [values, table, organizationId]
-  )
+  const matches = await matchesOf(trx, table, key, values, organizationId, 'FOR UPDATE')
   refuseRepeatedKeys(matches.map((match: any) => match.batch_key), key.field)
   const columns = [...new Set(records.flatMap(({ row }) => Object.keys(row)))].filter((column) => column !== 'id')
   const rows = records.map(({ row, sent }, index) => {
@@ -89,6 +73,44 @@ export async function upsertRows(
     [...insert.bindings, ...changed.flatMap((column) => [column, column])]
   ))
   return inInputOrder(answered, matches.map((match: any) => match.id))
+}
+
+/** The key an upsert matches by and each record's value of it; a record without one is a 400 keyed by its index. */
+function keysOf(table: string, keys: Record<string, UpsertKey>, keyName: string, records: UpsertRecord[]) {
+  const key = keys[keyName]
+  if (!key) throw new BadRequest('Validation failed', { errors: { idProperty: `must be one of: ${Object.keys(keys).join(', ')}` } })
+  const organizationId = records[0].row.organization_id
+  const values = records.map(({ row }) => key.value(row)) as string[]
+  const missing: Record<string, Record<string, string>> = {}
+  values.forEach((value, index) => {
+    if (value === null || value === undefined || value === '') missing[index] = { [key.field]: `is required to upsert by ${keyName}` }
+  })
+  if (Object.keys(missing).length) throw new BadRequest('Invalid records', { errors: missing })
+  return { key, values, organizationId }
+}
+
+/** Every key matched against the live records of the organization, in input order: the oldest record with it, or a row of nulls. */
+async function matchesOf(db: Knex, table: string, key: UpsertKey, values: string[], organizationId: number, lock: 'FOR UPDATE' | '') {
+  const { rows } = await db.raw(
+    `SELECT i.ord AS batch_ord, ${key.sent('i.k')} AS batch_key, m.* FROM unnest(?::text[]) WITH ORDINALITY AS i(k, ord)
+     LEFT JOIN LATERAL (
+       SELECT * FROM ?? AS t WHERE t.organization_id = ? AND t.deleted_at IS NULL AND ${key.matches('i.k')}
+       ORDER BY t.id LIMIT 1 ${lock}
+     ) AS m ON true ORDER BY i.ord`,
+    [values, table, organizationId]
+  )
+  return rows as Record<string, any>[]
+}
+
+/**
+ * What an upsert would do, without writing or locking (an import's preview): the id of the
+ * record each record matches, or null for one it would create; the same 400s as the upsert.
+ */
+export async function matchRows(db: Knex, table: string, keys: Record<string, UpsertKey>, keyName: string, records: UpsertRecord[]): Promise<(number | null)[]> {
+  const { key, values, organizationId } = keysOf(table, keys, keyName, records)
+  const matches = await matchesOf(db, table, key, values, organizationId, '')
+  refuseRepeatedKeys(matches.map((match) => match.batch_key), key.field)
+  return matches.map((match) => (match.id === null ? null : Number(match.id)))
 }
 
 /** Two records of one batch with the same key would write one record twice: a 400 naming the later one. */

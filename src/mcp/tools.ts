@@ -9,6 +9,18 @@ import { contactDataSchema, contactSearchSchema } from '../services/contacts/con
 import { dealQuerySchema } from '../services/deals/deals.schema.js'
 import { messageSendSchema } from '../services/conversation-messages/conversation-messages.schema.js'
 import { sendPathOf } from '../services/conversation-messages/conversation-messages.shared.js'
+import { CsvAnswer } from '../engine/csv-export.js'
+import { wholeText } from '../rest.js'
+
+/** The most rows export_list_csv answers: an assistant reads the text whole; a larger export is a GET with Accept: text/csv. */
+export const MCP_CSV_MAX_ROWS = 1000
+const EXPORTED_LISTS = ['contacts', 'companies', 'deals', 'activities', 'products'] as const
+
+/** The list call of the tool itself (not a call its hooks make) answers CSV. */
+const csvOfCall = (path: string) => {
+  let owner: object | undefined
+  return { owns: (context: object) => (context as { path?: string; method?: string }).path === path && (context as { method?: string }).method === 'find' && (owner ??= context) === context }
+}
 
 /**
  * A follow-up call a tool makes within the same tool call: already authenticated and already
@@ -68,6 +80,25 @@ export const CRM_TOOLS: Record<string, AssistantTool> = {
     endpoint: 'POST /contacts/:id (X-Service-Method: erase-personal-data)',
     arguments: Type.Object({ id: RecordId, confirm: RecordId }, { additionalProperties: false }),
     run: (app, args, params) => app.service('contacts')['erase-personal-data'](args as any, params)
+  },
+  export_list_csv: {
+    description: `A filtered list as CSV text (at most ${MCP_CSV_MAX_ROWS} rows), as GET /<resource> with Accept: text/csv answers it: a header row, custom fields one column each by name, related records by name (company_name, owner_name). ` +
+      'query takes the list\'s filters, $sort and $select, e.g. {"email": {"$ilike": "%@acme.com"}, "$sort": {"last_name": 1}}.',
+    endpoint: 'GET /<resource> (Accept: text/csv)',
+    arguments: Type.Object({
+      resource: Type.Unsafe<(typeof EXPORTED_LISTS)[number]>({ type: 'string', enum: [...EXPORTED_LISTS] }),
+      query: Type.Optional(Type.Record(Type.String(), Type.Any(), { description: "the list's filters, $sort, $select and $limit" }))
+    }, { additionalProperties: false }),
+    run: async (app, { resource, query }, params) => {
+      const answer = await (app.service(resource) as any).find({ ...params, query: query ?? {}, csv: csvOfCall(resource), csvMaxRows: MCP_CSV_MAX_ROWS })
+      return answer instanceof CsvAnswer ? wholeText(answer.chunks) : answer
+    }
+  },
+  get_import: {
+    description: 'A CSV import: its status (previewed, queued, running, completed, failed, cancelled), its preview (rows to create, to update, invalid, the first errors) and its progress (rows read, created, updated, failed).',
+    endpoint: 'GET /imports/:id',
+    arguments: Type.Object({ id: RecordId }, { additionalProperties: false }),
+    run: (app, { id }, params) => app.service('imports').get(id, params)
   },
   send_conversation_message: {
     description: "Send a message in a conversation, on the conversation's own channel (direction 'note' adds an internal note instead).",

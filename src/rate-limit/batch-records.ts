@@ -1,6 +1,13 @@
 import type { HookContext } from '../declarations.js'
 import { rateLimitExceeded, rateLimitHeaders } from './rate-limiter.js'
 
+declare module '@feathersjs/feathers' {
+  interface Params {
+    /** An internal batch made for a client (an import's chunk) counts against the budget as the client's own would. */
+    countsBatchBudget?: boolean
+  }
+}
+
 /**
  * The records of a batch count against the organization's batch record budget
  * (BATCH_RECORDS_PER_HOUR per sliding hour), on top of the one request the call counts as
@@ -8,7 +15,8 @@ import { rateLimitExceeded, rateLimitHeaders } from './rate-limiter.js'
  */
 export async function countBatchRecords(context: HookContext, organizationId: number, count: number) {
   const limiter = context.app.get('rateLimiter')
-  if (!limiter || !context.params.provider) return
+  const { provider, countsBatchBudget, dryRun } = context.params
+  if (!limiter || !(provider || countsBatchBudget) || dryRun) return
   const decision = await limiter.consumeUnits(`batch-records:org:${organizationId}`, { points: context.app.get('batchRecordsPerHour'), windowS: 3600 }, count)
   if (!decision.allowed) {
     context.http = { ...context.http, headers: { ...context.http?.headers, ...rateLimitHeaders(decision) } }

@@ -30,6 +30,7 @@ import { automationExecution } from './automations-executions/automations-execut
 import { webhookSubscription } from './webhook-subscriptions/webhook-subscriptions.js'
 import { webhookDelivery } from './webhook-deliveries/webhook-deliveries.js'
 import { personalDataErasure } from './personal-data-erasures/personal-data-erasures.js'
+import { importService } from './imports/imports.js'
 
 // One line per service; each resource's registration, hooks and docs live in its own folder.
 export const services = (app: Application) => {
@@ -64,4 +65,5 @@ export const services = (app: Application) => {
   app.configure(webhookSubscription)
   app.configure(webhookDelivery)
   app.configure(personalDataErasure)
+  app.configure(importService)
 }

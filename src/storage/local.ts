@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { BadRequest, Forbidden, NotFound } from '@feathersjs/errors'
 import type { Context, Next } from 'koa'
-import { encodeKey, isValidKey, typeOfExtension } from './storage.js'
+import { encodeKey, isPrivateKey, isValidKey, typeOfExtension } from './storage.js'
 import type { SignedUpload, Storage, UploadGrant } from './storage.js'
 import { receiveToFile, tooLarge, detectFileType } from './receive.js'
 
@@ -65,6 +65,12 @@ export class LocalStorage implements Storage {
   async size(key: string) {
     const stat = await fs.promises.stat(this.fileOf(key)).catch(() => undefined)
     return stat?.isFile() ? stat.size : undefined
+  }
+
+  async read(key: string) {
+    const file = this.fileOf(key)
+    await fs.promises.access(file)
+    return fs.createReadStream(file)
   }
 
   async delete(key: string) {
@@ -145,7 +151,7 @@ export class LocalStorage implements Storage {
     return async (ctx: Context, next: Next) => {
       if (!ctx.path.startsWith(`${LOCAL_ROUTE}/`)) return next()
       const key = safeDecode(ctx.path.slice(LOCAL_ROUTE.length + 1))
-      if (!key || !isValidKey(key)) throw new NotFound('No file found at this path')
+      if (!key || !isValidKey(key) || isPrivateKey(key)) throw new NotFound('No file found at this path')
       if (ctx.method === 'PUT') {
         ctx.body = await this.receiveSignedUpload(ctx, key)
         return

@@ -62,6 +62,12 @@ export class S3Storage implements Storage {
     }
   }
 
+  async read(key: string) {
+    const object = await this.client.send(new (s3Sdk().GetObjectCommand)({ Bucket: this.settings.bucket, Key: key }))
+    // In Node the SDK's body is a Readable (an IncomingMessage).
+    return object.Body as Readable
+  }
+
   async delete(key: string) {
     await this.client.send(new (s3Sdk().DeleteObjectCommand)({ Bucket: this.settings.bucket, Key: key }))
   }

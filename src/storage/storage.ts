@@ -25,6 +25,8 @@ export interface Storage {
   put(key: string, body: Readable, options: { contentType: string; size: number }): Promise<void>
   /** The stored object's size in bytes; undefined when no object is stored under key. */
   size(key: string): Promise<number | undefined>
+  /** The stored object's bytes, as a stream (a file an import reads again, say). */
+  read(key: string): Promise<Readable>
   /** Removes the object; removing an absent object is not an error. */
   delete(key: string): Promise<void>
   /** The public URL the object is read from. */
@@ -63,3 +65,10 @@ const KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*\.[a-z0-9]{1,8}$/
 export const isValidKey = (key: string) => key.length <= 512 && KEY.test(key)
 
 export const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/')
+
+/**
+ * Keys in an organization's private folder (`<organization>/private/...`: the CSV files of
+ * imports) are never served at a public URL: they are read by the service only.
+ */
+export const PRIVATE_FOLDER = 'private'
+export const isPrivateKey = (key: string) => key.split('/')[1] === PRIVATE_FOLDER

@@ -10,9 +10,10 @@ import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { contact, created, inDays, link, resourceWithHours } from '../reservations/fixtures.js'
 import { createDeal, createPipeline } from '../services/deal-fixtures.js'
+import { upload } from '../imports/fixtures.js'
 
 const RESERVATION_TOOLS = ['find_reservations', 'create_reservation', 'update_reservation', 'get_reservation_services', 'get_available_slots']
-const CRM_TOOLS = ['search_contacts', 'get_contact', 'create_contact', 'find_deals', 'create_activity', 'export_contact_personal_data', 'send_conversation_message']
+const CRM_TOOLS = ['search_contacts', 'get_contact', 'create_contact', 'find_deals', 'create_activity', 'export_contact_personal_data', 'export_list_csv', 'get_import', 'send_conversation_message']
 
 /** The app listening on an ephemeral loopback port, as an MCP client reaches it. */
 async function listen(t: TestApp) {
@@ -123,7 +124,7 @@ describe('the MCP server at /mcp', () => {
     expect(answer(unbookable).errors).toHaveProperty('service_id')
 
     await expect(client.callTool({ name: 'drop_everything', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: drop_everything/)
-    expect((await client.listTools()).tools).toHaveLength(12)
+    expect((await client.listTools()).tools).toHaveLength(14)
   })
 
   it('when a tool names a record of another organization, then it stays out of reach: 404 by id, 403 by organization_id, 400 by reference', async () => {
@@ -181,7 +182,7 @@ describe('the MCP server at /mcp', () => {
 
   it('when the key comes as Authorization: Bearer, then it works too; without a valid key, the connection is refused with 401', async () => {
     const bearer = await connect(endpoint.url, { Authorization: `Bearer ${acme.apiKey}` })
-    expect((await bearer.listTools()).tools).toHaveLength(12)
+    expect((await bearer.listTools()).tools).toHaveLength(14)
 
     const refused = await fetch(endpoint.url, {
       method: 'POST',
@@ -277,5 +278,34 @@ describe('the MCP server and personal data', () => {
     } finally {
       t.app.set('mcpAllowErase', false)
     }
+  })
+})
+
+describe('the MCP server and CSV', () => {
+  let t: TestApp
+  let endpoint: Awaited<ReturnType<typeof listen>>
+  beforeAll(async () => {
+    t = await startApp()
+    endpoint = await listen(t)
+  })
+  afterAll(async () => {
+    await endpoint.close()
+    await t.close()
+  })
+
+  it('when an assistant exports a filtered list, then the tool answers its CSV text; get_import answers an import of its organization only', async () => {
+    const acme = await createTenant(t)
+    const rival = await createTenant(t, 'Rival')
+    const client = await connect(endpoint.url, acme.key)
+    await t.http().post('/contacts').set(acme.key).send([{ first_name: 'Ada', email: 'ada@mcp.test' }, { first_name: 'Bob', email: 'bob@other.test' }])
+    const text = answer(await client.callTool({ name: 'export_list_csv', arguments: { resource: 'contacts', query: { email: { $ilike: '%@mcp.test' }, $select: ['first_name', 'email'] } } }))
+    expect(text).toBe(`id,first_name,email\n${(await t.db('contacts').where({ organization_id: acme.organization.id, email: 'ada@mcp.test' }).first()).id},Ada,ada@mcp.test\n`)
+    const bad = answer(await client.callTool({ name: 'export_list_csv', arguments: { resource: 'contacts', query: { nope: 1 } } }))
+    expect(bad).toMatchObject({ code: 400 })
+
+    const ours = (await upload(t, acme, Buffer.from('First Name\nAda\n'), { resource: 'contacts' })).body
+    const theirs = (await upload(t, rival, Buffer.from('First Name\nEve\n'), { resource: 'contacts' })).body
+    expect(answer(await client.callTool({ name: 'get_import', arguments: { id: ours.id } }))).toMatchObject({ id: ours.id, status: 'previewed', preview: { to_create: 1 } })
+    expect(answer(await client.callTool({ name: 'get_import', arguments: { id: theirs.id } }))).toMatchObject({ code: 404 })
   })
 })

@@ -40,7 +40,7 @@ describe('npm run mcp', () => {
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['get_available_slots', 'create_reservation', 'search_contacts', 'send_conversation_message']))
     expect(tools.map((tool) => tool.name)).toContain('export_contact_personal_data')
-    expect(tools).toHaveLength(12)
+    expect(tools).toHaveLength(14)
 
     const made = await client.callTool({ name: 'create_contact', arguments: { first_name: 'Stdio', last_name: 'Caller' } })
     expect(made.isError, stderr).toBeFalsy()

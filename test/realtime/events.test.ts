@@ -132,6 +132,12 @@ const RECIPES: Record<string, Recipe> = {
     expect(res.status, JSON.stringify(res.body)).toBe(201)
     return { id: res.body.id, event: 'created', answer: res.body }
   },
+  imports: async (tenant) => {
+    const res = await t.http().post('/imports').set(tenant.key).field('resource', 'contacts')
+      .attach('file', Buffer.from('First Name\nAda\n'), { filename: 'contacts.csv', contentType: 'text/csv' })
+    expect(res.status, JSON.stringify(res.body)).toBe(201)
+    return { id: res.body.id, event: 'created', answer: res.body }
+  },
   'channel-accounts': createdBy('channel-accounts', () => ({ channel: 'webchat', name: `Site ${uid()}`, config: {} })),
   conversations: createdBy('conversations', async (tenant) => ({ channel: 'playground', contact_id: (await createContact(t, tenant)).id })),
   'conversation-messages-playground': createdBy('conversation-messages-playground', async (tenant) => ({ conversation_id: (await createConversation(t, tenant)).id, content: 'Hello' })),

@@ -10,6 +10,8 @@ import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { Relation } from '../../engine/read-model.js'
 import { mediaTypeList } from '../../storage/index.js'
 import { requireAcceptedType } from '../../storage/receive.js'
+import { sanitizeFileName } from '../../storage/multipart.js'
+import type { UploadedFile } from '../../storage/multipart.js'
 import type {
   ProductMedia, ProductMediaData, ProductMediaPatch, ProductMediaQuery, ProductMediaReorder, ProductMediaReorderResult
 } from './product-media.schema.js'
@@ -17,34 +19,11 @@ import type {
 export type { ProductMedia, ProductMediaData, ProductMediaPatch, ProductMediaQuery, ProductMediaReorder, ProductMediaReorderResult }
 export type ProductMediaParams = KnexAdapterParams<ProductMediaQuery>
 
-/** The file part of a multipart upload, received into a temporary file by the upload middleware. */
-export interface UploadedFile {
-  path: string
-  /** The client's file name, sanitised; kept as file_name and never used for the storage key. */
-  name: string
-  size: number
-}
-
-declare module '@feathersjs/feathers' {
-  interface Params {
-    upload?: UploadedFile
-  }
-}
+export { sanitizeFileName }
+export type { UploadedFile }
 
 export const PRODUCT: Relation = { from: 'product_id', as: 'product', table: 'products', columns: ['id', 'name'] }
 const PURGE_BATCH = 100
-
-/** A name safe to store and to show: no directories, control characters or characters file systems reject. */
-export function sanitizeFileName(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop() ?? ''
-  const cleaned = base
-    .normalize('NFC')
-    .replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .replace(/^\.+/, '')
-  return (cleaned || 'file').slice(0, 200)
-}
 
 /**
  * Serialises the writes that choose positions among one product's media: the product row is

@@ -12,7 +12,7 @@ import {
   productMediaReorderSchema, productMediaReorderValidator, productMediaSchema, productMediaUploadSchema
 } from './product-media.schema.js'
 import { productMediaMethods, productMediaPath, productMediaReorderMethods, productMediaReorderPath } from './product-media.shared.js'
-import { multipartUpload } from './multipart.js'
+import { multipartUpload } from '../../storage/multipart.js'
 
 export * from './product-media.class.js'
 export * from './product-media.schema.js'

@@ -4,11 +4,35 @@ import path from 'node:path'
 import busboy from 'busboy'
 import { BadRequest } from '@feathersjs/errors'
 import type { Context, Next } from 'koa'
-import type { Application } from '../../declarations.js'
-import { authenticateBeforeBody } from '../../hooks/authenticate.js'
-import { receiveToFile, tooLarge } from '../../storage/receive.js'
-import { sanitizeFileName } from './product-media.class.js'
-import type { UploadedFile } from './product-media.class.js'
+import type { Application } from '../declarations.js'
+import { authenticateBeforeBody } from '../hooks/authenticate.js'
+import { receiveToFile, tooLarge } from './receive.js'
+
+/** The file part of a multipart upload, received into a temporary file by the upload middleware. */
+export interface UploadedFile {
+  path: string
+  /** The client's file name, sanitised; kept as file_name and never used for the storage key. */
+  name: string
+  size: number
+}
+
+declare module '@feathersjs/feathers' {
+  interface Params {
+    upload?: UploadedFile
+  }
+}
+
+/** A name safe to store and to show: no directories, control characters or characters file systems reject. */
+export function sanitizeFileName(name: string | undefined): string {
+  const base = (name ?? '').split(/[\\/]/).pop() ?? ''
+  const cleaned = base
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^\.+/, '')
+  return (cleaned || 'file').slice(0, 200)
+}
 
 // Room for the multipart boundaries and text fields around the file.
 const MULTIPART_OVERHEAD = 64 * 1024
@@ -86,7 +110,7 @@ function parseMultipart(ctx: Context, directory: string, maxBytes: number): Prom
 }
 
 /**
- * Koa middleware in front of POST /product-media: authenticates the request first (401, and
+ * Koa middleware in front of a create that takes a file (POST /product-media, POST /imports): authenticates the request first (401, and
  * the connection closed, before a byte of the body is read), then streams the multipart body
  * (the app's body parser reads JSON only), enforcing the size limit while reading. The text
  * fields become the call's data, the file is params.upload; the temporary file is removed when
