@@ -6,6 +6,8 @@ import type { TransactionParams } from '../hooks/deferred-events.js'
 import type { UpsertKey } from '../engine/upsert.js'
 import type { CsvRow } from './csv-file.js'
 import type { ImportedResource, RowRecord } from './mapping.js'
+import { e164Of } from '../phone-numbers.js'
+import type { PhoneFields } from '../phone-numbers.js'
 
 /**
  * One chunk of an import's rows through the resource's own batch paths (docs/bulk-and-sync.md):
@@ -52,11 +54,11 @@ interface Pending {
   keyValue?: string
 }
 
-/** A key's value as the file is deduplicated by it (the database compares the same way). */
-function normalizedKey(keyName: string, value: unknown): string {
+/** A key's value as the file is deduplicated by it (the database compares the same way: a phone by its E.164 form). */
+function normalizedKey(keyName: string, value: unknown, body: Record<string, unknown>): string {
   const text = String(value).trim()
   if (keyName === 'email' || keyName === 'name') return text.toLowerCase()
-  if (keyName === 'phone') return text.replace(/\D/g, '')
+  if (keyName === 'phone') return e164Of({ ...(body as PhoneFields), phone: text }) ?? text
   if (keyName === 'domain') return text.toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^www\./, '').replace(/[/:?#].*$/, '')
   return text
 }
@@ -77,7 +79,7 @@ export async function importChunk(plan: ChunkPlan, rows: CsvRow[], inside?: Tran
   pending = await withCompanies(plan, pending, outcome, inside)
   for (const record of pending) {
     const keyName = plan.keys.find((name) => hasValue(record.body[upsertKeys[name].field]))
-    if (keyName) Object.assign(record, { keyName, keyValue: `${keyName}:${normalizedKey(keyName, record.body[upsertKeys[keyName].field])}` })
+    if (keyName) Object.assign(record, { keyName, keyValue: `${keyName}:${normalizedKey(keyName, record.body[upsertKeys[keyName].field], record.body)}` })
   }
   for (const keyName of [...plan.keys, undefined]) {
     for (const round of rounds(pending.filter((record) => record.keyName === keyName))) {
