@@ -65,9 +65,6 @@ function nextPosition(trx: Knex.Transaction, organizationId: number, productId: 
 }
 
 export class ProductMediaService extends RecordService<ProductMedia, ProductMediaData, ProductMediaParams, ProductMediaPatch> {
-  private timer?: NodeJS.Timeout
-  private purging?: Promise<unknown>
-
   constructor(options: RecordServiceOptions, private app: Application) {
     super(options)
   }
@@ -162,27 +159,6 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
       }
       return { claimed: rows.length, purged: done.length }
     })
-  }
-
-  /** Starts the background purge with the app (MEDIA_PURGE_INTERVAL_S; 0 turns it off). */
-  async setup() {
-    await super.setup()
-    const intervalS = this.app.get('mediaPurgeIntervalS')
-    if (!intervalS) return
-    this.timer = setInterval(() => {
-      if (this.purging) return
-      this.purging = this.purgeDeleted()
-        .catch((error) => this.app.get('logger')?.error({ err: error }, 'media purge failed'))
-        .finally(() => (this.purging = undefined))
-    }, intervalS * 1000)
-    this.timer.unref()
-  }
-
-  /** Stops the background purge and waits for a pass in progress. */
-  async teardown() {
-    clearInterval(this.timer)
-    this.timer = undefined
-    await this.purging
   }
 }
 
