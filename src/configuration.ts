@@ -66,7 +66,6 @@ export const configurationSchema = Type.Intersect([
     mcpAllowErase: Type.Boolean(),
     smtpUrl: Type.String(),
     mailFrom: Type.String(),
-    mailPollIntervalMs: Type.Number({ minimum: 0 }),
     mailMaxAttempts: Type.Integer({ minimum: 1 }),
     mailRetryBaseMs: Type.Number({ minimum: 0 }),
     /** Channel integrations (docs/channels.md): provider base URLs, delivery retries, the credentials key. */
@@ -74,7 +73,8 @@ export const configurationSchema = Type.Intersect([
     twilioApiUrl: Type.String(),
     messageRetryBaseMs: Type.Number({ minimum: 0 }),
     messageMaxAttempts: Type.Integer({ minimum: 1 }),
-    messagePollIntervalMs: Type.Number({ minimum: 0 }),
+    /** How often the outbox worker looks for due jobs of every topic; 0 = only right after the commits that write them. */
+    outboxPollIntervalMs: Type.Number({ minimum: 0 }),
     /** Seconds a claimed outbox job stays its worker's without a heartbeat (src/outbox/worker.ts). */
     outboxLeaseS: Type.Number({ minimum: 1 }),
     /** Jobs of one topic a worker runs at once, and how many of them one organization's may be (src/outbox/slots.ts). */
@@ -91,11 +91,10 @@ export const configurationSchema = Type.Intersect([
     passwordResetLinkPath: Type.String(),
     /** How long a stored Idempotency-Key answer is replayed (docs/integrations.md). */
     idempotencyTtlS: Type.Integer({ minimum: 1 }),
-    /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt, polling. */
+    /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt. */
     webhookRetryBaseMs: Type.Number({ minimum: 0 }),
     webhookMaxAttempts: Type.Integer({ minimum: 1 }),
     webhookTimeoutMs: Type.Integer({ minimum: 1 }),
-    webhookPollIntervalMs: Type.Number({ minimum: 0 }),
     /** Live subscriptions an organization may have. */
     webhookMaxSubscriptions: Type.Integer({ minimum: 1 }),
     /** Lets deliveries reach loopback, link-local and private addresses (tests, private networks). */

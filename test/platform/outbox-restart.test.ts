@@ -66,7 +66,7 @@ describe('when the server is killed while it sends a conversation\'s messages', 
     dirs.push(dataDir)
     const env = {
       LOG_LEVEL: 'warn', npm_config_update_notifier: 'false', DATA_DIR: dataDir, META_GRAPH_URL: `${graph.url}/v21.0`,
-      PUBLIC_URL: 'https://crm.example.test', MESSAGE_POLL_INTERVAL_MS: '5000', ...(process.env.DATABASE_URL ? {} : { DATABASE_URL: '' })
+      PUBLIC_URL: 'https://crm.example.test', OUTBOX_POLL_INTERVAL_MS: '5000', ...(process.env.DATABASE_URL ? {} : { DATABASE_URL: '' })
     }
     const start = async () => {
       const port = await freePort()
