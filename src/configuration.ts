@@ -20,6 +20,8 @@ export const configurationSchema = Type.Intersect([
     databasePoolSize: Type.Number(),
     /** Seconds a SIGTERM or SIGINT gives the requests in flight before the process exits anyway (index.ts). */
     shutdownTimeoutS: Type.Number({ exclusiveMinimum: 0 }),
+    /** Processes serving the port (node's cluster module); read by the launcher (src/index.ts) before any application exists. */
+    webConcurrency: Type.Integer({ minimum: 1, maximum: 64 }),
     redisUrl: Type.String(),
     /** Rate limiting (docs/rate-limiting.md): API-key requests per organization per sliding window. */
     rateLimitEnabled: Type.Boolean(),
@@ -64,6 +66,9 @@ export const configurationSchema = Type.Intersect([
     purgeIntervalS: Type.Number({ minimum: 0 }),
     /** The MCP server offers the erasure tool (irreversible) besides the export. */
     mcpAllowErase: Type.Boolean(),
+    /** `npm run mcp` only: the API key its tools act as, and optionally the AI assistant whose tools it offers. */
+    mcpApiKey: Type.String(),
+    mcpAssistantId: Type.String(),
     smtpUrl: Type.String(),
     mailFrom: Type.String(),
     mailMaxAttempts: Type.Integer({ minimum: 1 }),
@@ -82,6 +87,8 @@ export const configurationSchema = Type.Intersect([
     outboxConcurrencyPerOrganization: Type.Integer({ minimum: 1 }),
     /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
     channelSecretsKey: Type.String(),
+    /** Warn at start-up when channelSecretsKey is empty (config/production.json turns it on). */
+    channelSecretsKeyWarning: Type.Boolean(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
     inviteLinkPath: Type.String(),
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
@@ -98,7 +105,9 @@ export const configurationSchema = Type.Intersect([
     /** Live subscriptions an organization may have. */
     webhookMaxSubscriptions: Type.Integer({ minimum: 1 }),
     /** Lets deliveries reach loopback, link-local and private addresses (tests, private networks). */
-    webhookAllowPrivate: Type.Boolean()
+    webhookAllowPrivate: Type.Boolean(),
+    /** Subscriptions must post to https:// URLs (config/production.json turns it on). */
+    webhookRequireHttps: Type.Boolean()
   })
 ])
 

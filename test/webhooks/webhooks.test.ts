@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import crypto from 'node:crypto'
 import dns from 'node:dns'
 import os from 'node:os'
@@ -113,17 +114,19 @@ describe('outbound webhooks', () => {
       expect((await bad({ secret: 'whsec_mine' })).errors).toHaveProperty('secret')
     })
 
-    it('when the service runs in production, then a subscription needs an https:// url', async () => {
-      const previous = process.env.NODE_ENV
-      process.env.NODE_ENV = 'production'
+    it('when WEBHOOK_REQUIRE_HTTPS is on (as config/production.json sets it), then a subscription needs an https:// url; off, http:// is taken', async () => {
+      expect(JSON.parse(fs.readFileSync('config/production.json', 'utf8')).webhookRequireHttps).toBe(true)
+      const create = (url: string) => t.http().post('/webhook-subscriptions').set(acme.key).send({ url, events: ['*'] })
+      t.app.set('webhookRequireHttps', true)
       try {
-        const res = await t.http().post('/webhook-subscriptions').set(acme.key).send({ url: 'http://example.com/hooks', events: ['*'] })
+        const res = await create('http://example.com/hooks')
         expect(res.status).toBe(400)
         expect(res.body.errors).toEqual({ url: 'must be an https:// URL' })
-        expect((await t.http().post('/webhook-subscriptions').set(acme.key).send({ url: 'https://example.com/hooks', events: ['*'] })).status).toBe(201)
+        expect((await create('https://example.com/hooks')).status).toBe(201)
       } finally {
-        process.env.NODE_ENV = previous
+        t.app.set('webhookRequireHttps', false)
       }
+      expect((await create('http://example.com/hooks')).status).toBe(201)
     })
 
     it('when a member (not owner or admin) calls, then 403', async () => {
