@@ -15,7 +15,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const jwtPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'))
 const sha256 = (value: string) => crypto.createHash('sha256').update(value).digest('hex')
 
-/** Issue 16 "Hardening": API-key limits, session revocation, hashed invitation tokens, e-mail verification, e-mail case. */
+/** Account hardening: API-key limits, session revocation, hashed invitation tokens, e-mail verification, e-mail case. */
 describe('account security', () => {
   let t: TestApp
   let acme: Tenant

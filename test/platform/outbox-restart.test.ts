@@ -54,8 +54,8 @@ async function organizationKey(port: number): Promise<string> {
 }
 
 /**
- * Issue 40: a process killed (kill -9) in the middle of a slow send held the job under a fixed
- * lease, and every later message of the conversation waited behind it. The process started next
+ * A process killed (kill -9) in the middle of a slow send must not hold the job, and every later
+ * message of the conversation behind it, for a whole lease. The process started next
  * takes the dead worker's job over at once: the conversation's queue drains in seconds, in order,
  * with at most the one message that was in flight sent twice.
  */
