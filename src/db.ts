@@ -128,6 +128,14 @@ export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [
 }
 
 /**
+ * The database a call reads and writes through: its transaction when it runs in one (the
+ * factory's write transaction, or a caller's), else the pool. A write opens its own transaction
+ * on this, so that it nests as a savepoint.
+ */
+export const databaseOf = (params: { transaction?: { trx?: Knex.Transaction } } | undefined, pool: Knex): Knex =>
+  params?.transaction?.trx ?? pool
+
+/**
  * Names of prepared statements, by their text. A name is the text's hash, the same on every
  * connection, so a name forgotten here is only computed again.
  */

@@ -10,6 +10,7 @@ import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { Relation } from '../../engine/read-model.js'
 import { mediaTypeList } from '../../storage/index.js'
 import { requireAcceptedType } from '../../storage/receive.js'
+import { databaseOf } from '../../db.js'
 import type {
   ProductMedia, ProductMediaData, ProductMediaPatch, ProductMediaQuery, ProductMediaReorder, ProductMediaReorderResult
 } from './product-media.schema.js'
@@ -97,7 +98,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
     await this.storage.put(key, fs.createReadStream(upload.path), { contentType: detected.mime, size: upload.size })
     const publicUrl = this.storage.publicUrl(key)
     try {
-      return await this.dbOf(params).transaction(async (trx) => {
+      return await databaseOf(params, this.knex).transaction(async (trx) => {
         await lockProductMedia(trx, organizationId, data.product_id)
         const [media] = await this.written(trx, trx('product_media').insert({
           organization_id: organizationId,
