@@ -1,10 +1,10 @@
 import crypto from 'node:crypto'
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant, signUp, uniqueEmail } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { FORBIDDEN_MESSAGE } from '../../src/hooks/tenant-scope.js'
+import { useApp } from '../helpers/use-app.js'
 
 const APP_URL = 'https://app.crm.example'
 const INVITES = '/organizations-users-invites'
@@ -21,14 +21,7 @@ describe('account security', () => {
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp({ appUrl: APP_URL })
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'], config: { appUrl: APP_URL } }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const login = (email: string, password: string) => t.http().post('/authentication').send({ strategy: 'local', email, password })
   const bearerOf = (token: string) => ({ Authorization: `Bearer ${token}` })

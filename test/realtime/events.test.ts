@@ -1,5 +1,5 @@
 import crypto from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import feathersCore from '@feathersjs/feathers'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
@@ -14,6 +14,7 @@ import { publishedPaths } from '../../src/realtime-events.js'
 import { registrationOf } from '../../src/engine/tenant-resource.js'
 import { secretFieldsOf } from '../../src/secret-fields.js'
 import { inTransaction } from '../../src/hooks/deferred-events.js'
+import { useApp } from '../helpers/use-app.js'
 
 /**
  * Record events over Socket.io for every tenant resource (docs/realtime.md): found by how each
@@ -36,16 +37,7 @@ let sockets: Awaited<ReturnType<typeof serveSockets>>
 let acme: Tenant
 let globex: Tenant
 
-beforeAll(async () => {
-  t = await startApp()
-  sockets = await serveSockets(t)
-  acme = await createTenant(t, 'Acme')
-  globex = await createTenant(t, 'Globex')
-})
-afterAll(async () => {
-  await sockets?.close()
-  await t?.close()
-})
+useApp({ tenants: ['Acme', 'Globex'], sockets: true }, (app) => ({ t, tenants: [acme, globex], sockets } = app))
 
 const post = async (tenant: Tenant, path: string, body: Row, headers = tenant.key) => {
   const res = await t.http().post(path).set(headers).send(body)

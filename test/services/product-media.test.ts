@@ -13,6 +13,7 @@ import type { Tenant } from '../helpers/fixtures.js'
 import type { Configuration } from '../../src/declarations.js'
 import type { S3Storage } from '../../src/storage/s3.js'
 import { png, pngOfSize, startS3 } from '../storage/fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const MAX_BYTES = 50_000
@@ -628,13 +629,7 @@ describe('background purge', () => {
   let t: TestApp
   let acme: Tenant
 
-  beforeAll(async () => {
-    t = await startApp({ uploadMaxBytes: MAX_BYTES, mediaPurgeGraceS: 0.2, mediaPurgeIntervalS: 0.1 } as Partial<Configuration>)
-    acme = await createTenant(t, 'Acme')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme'], config: { uploadMaxBytes: MAX_BYTES, mediaPurgeGraceS: 0.2, mediaPurgeIntervalS: 0.1 } as Partial<Configuration> }, (app) => ({ t, tenants: [acme] } = app))
 
   it('when the app runs, then deleted items are purged without anyone calling the purge', async () => {
     const [product] = await t.db('products').insert({ organization_id: acme.organization.id, name: 'Background' }).returning('id')
