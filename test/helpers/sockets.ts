@@ -57,3 +57,10 @@ export async function serveSockets(t: TestApp): Promise<SocketServer> {
 
   return { url, listen, close }
 }
+
+/** The events a listener heard of a service (path), of one kind if given ('created', 'patched'...). */
+export const heard = (listener: Listener, path: string, event?: string) =>
+  listener.received.filter((r) => r.event.startsWith(`${path} `) && (!event || r.event === `${path} ${event}`))
+
+/** The ids of the records of those events. */
+export const ids = (listener: Listener, path: string, event?: string) => heard(listener, path, event).map((r) => r.data.id as number)
