@@ -19,8 +19,8 @@ export interface UseAppOptions {
   tenants?: string[]
   /** Serve the app's Socket.io on a loopback port (serveSockets). */
   sockets?: boolean
-  /** Settings of this app (startApp's overrides). */
-  config?: Partial<Configuration>
+  /** Settings of this app (startApp's overrides); a function when they depend on what an earlier beforeAll started. */
+  config?: Partial<Configuration> | (() => Partial<Configuration>)
 }
 
 /**
@@ -36,7 +36,7 @@ export interface UseAppOptions {
 export function useApp(options: UseAppOptions, ready: (app: UsedApp) => void) {
   let used: Partial<UsedApp> = {}
   beforeAll(async () => {
-    const t = await startApp(options.config)
+    const t = await startApp(typeof options.config === 'function' ? options.config() : options.config)
     used = { t }
     if (options.sockets) used.sockets = await serveSockets(t)
     const tenants: Tenant[] = []
