@@ -1,6 +1,6 @@
 /**
  * The groups that are not a load compared with another: each sends its own sequence of requests
- * to the service and reports figures against the targets of issue 48 (see bench/README.md).
+ * to the service and reports figures against their targets (see bench/README.md).
  */
 import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'

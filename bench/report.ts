@@ -1,4 +1,4 @@
-/** The benchmark's table: issue 37's comparisons, their targets and whether each was met. */
+/** The benchmark's table: its comparisons, their targets and whether each was met. */
 import type { GroupCheck } from './check.js'
 import type { ServerName } from './scenarios.js'
 import type { ScaleOrganizations } from './scale.js'

@@ -1,5 +1,5 @@
 /**
- * Slot query timing (issue 10): a service with 5 resources (one required room, four stylists as
+ * Slot query timing: a service with 5 resources (one required room, four stylists as
  * alternatives), weekly hours with exceptions, and a few hundred reservations over a month; then
  * every date of that month is queried through the service layer (hooks, validation, queries and
  * computation; no HTTP). Prints median, p95 and max per query.

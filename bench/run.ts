@@ -1,7 +1,7 @@
 /**
  * The benchmark: the comparisons of the service with a bare node:http + pg server doing the same
- * SQL work on the same database (issue 37), and the measurements of issue 48 against their
- * targets, in one run, as one table. See bench/README.md.
+ * SQL work on the same database, and the measurements against their targets (search, scale,
+ * imports), in one run, as one table. See bench/README.md.
  *
  *   npm run bench -- [--quick] [--check] [--only create,get] [--scale 1] [--duration 15] [--warmup 3]
  *     [--connections 50] [--rounds 2] [--seed 37] [--check-requests 10] [--reseed] [--verbose]

@@ -207,7 +207,7 @@ export const activitiesMix: StreamFactory = (f, draw) => {
   return mix(read, write, '/activities', f, draw)
 }
 
-// Scenarios kept from earlier issues, outside issue 37's set (run them with --only).
+// Scenarios outside the default set (run them with --only).
 
 export const completeActivities: StreamFactory = (f, draw) => () => ({
   method: 'PATCH', path: '/activities', headers: key(f),

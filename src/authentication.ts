@@ -8,6 +8,7 @@ import { LocalStrategy } from '@feathersjs/authentication-local'
 import { NotAuthenticated } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
+import { LRUCache } from 'lru-cache'
 import type { Application, Caller, Role } from './declarations.js'
 import { throttleFailedLogins } from './rate-limit/login-throttle.js'
 import { validateLogin } from './authentication.schema.js'
@@ -65,8 +66,9 @@ export const keyExpired = (row: { expires_at: Date | string | null }) => Boolean
 
 /** x-api-key: the caller is the key's user, confined to the key's organization. */
 export class ApiKeyStrategy extends AuthenticationBaseStrategy {
-  private lastUsedWrites = new Map<number, number>()
-  private verified = new Map<string, { row: any; until: number }>()
+  /** The last write of each key's last_used_at, by key id (a key forgotten costs one more write). */
+  private lastUsedWrites = new LRUCache<number, number>({ max: VERIFIED_KEYS_MAX })
+  private verified = new LRUCache<string, any>({ max: VERIFIED_KEYS_MAX, ttl: VERIFIED_KEY_TTL_MS })
   /** Bumped by every forget, so a lookup that raced with a change is not remembered. */
   private generation = 0
 
@@ -126,16 +128,14 @@ export class ApiKeyStrategy extends AuthenticationBaseStrategy {
   }
 
   private async verifiedKey(hash: string) {
-    const now = Date.now()
     const cached = this.verified.get(hash)
-    if (cached && cached.until > now) return cached.row
+    if (cached) return cached
     const generation = this.generation
     const row = await liveApiKeys((this.app as Application).get('knex'))
       .where('k.key_hash', hash)
       .first('k.id', 'k.organization_id', 'k.user_id', 'k.last_used_at', 'k.scopes', 'k.expires_at', 'm.role', 'u.email', 'u.first_name', 'u.last_name')
     if (!row || generation !== this.generation) return row
-    if (this.verified.size >= VERIFIED_KEYS_MAX) this.verified.clear()
-    this.verified.set(hash, { row, until: now + VERIFIED_KEY_TTL_MS })
+    this.verified.set(hash, row)
     return row
   }
 

@@ -26,6 +26,8 @@ export const configurationSchema = Type.Intersect([
     citusMultiShardLevel: StringEnum(['off', 'debug', 'log', 'notice', 'warning', 'error']),
     /** Seconds a SIGTERM or SIGINT gives the requests in flight before the process exits anyway (index.ts). */
     shutdownTimeoutS: Type.Number({ exclusiveMinimum: 0 }),
+    /** Processes serving the port (node's cluster module); read by the launcher (src/index.ts) before any application exists. */
+    webConcurrency: Type.Integer({ minimum: 1, maximum: 64 }),
     redisUrl: Type.String(),
     /** Rate limiting (docs/rate-limiting.md): API-key requests per organization per sliding window. */
     rateLimitEnabled: Type.Boolean(),
@@ -71,9 +73,11 @@ export const configurationSchema = Type.Intersect([
     purgeIntervalS: Type.Number({ minimum: 0 }),
     /** The MCP server offers the erasure tool (irreversible) besides the export. */
     mcpAllowErase: Type.Boolean(),
+    /** `npm run mcp` only: the API key its tools act as, and optionally the AI assistant whose tools it offers. */
+    mcpApiKey: Type.String(),
+    mcpAssistantId: Type.String(),
     smtpUrl: Type.String(),
     mailFrom: Type.String(),
-    mailPollIntervalMs: Type.Number({ minimum: 0 }),
     mailMaxAttempts: Type.Integer({ minimum: 1 }),
     mailRetryBaseMs: Type.Number({ minimum: 0 }),
     /** Channel integrations (docs/channels.md): provider base URLs, delivery retries, the credentials key. */
@@ -81,7 +85,8 @@ export const configurationSchema = Type.Intersect([
     twilioApiUrl: Type.String(),
     messageRetryBaseMs: Type.Number({ minimum: 0 }),
     messageMaxAttempts: Type.Integer({ minimum: 1 }),
-    messagePollIntervalMs: Type.Number({ minimum: 0 }),
+    /** How often the outbox worker looks for due jobs of every topic; 0 = only right after the commits that write them. */
+    outboxPollIntervalMs: Type.Number({ minimum: 0 }),
     /** Seconds a claimed outbox job stays its worker's without a heartbeat (src/outbox/worker.ts). */
     outboxLeaseS: Type.Number({ minimum: 1 }),
     /** Jobs of one topic a worker runs at once, and how many of them one organization's may be (src/outbox/slots.ts). */
@@ -89,6 +94,8 @@ export const configurationSchema = Type.Intersect([
     outboxConcurrencyPerOrganization: Type.Integer({ minimum: 1 }),
     /** 32 bytes, base64; empty: derived from AUTH_SECRET (HKDF). */
     channelSecretsKey: Type.String(),
+    /** Warn at start-up when channelSecretsKey is empty (config/production.json turns it on). */
+    channelSecretsKeyWarning: Type.Boolean(),
     inviteTtlSeconds: Type.Number({ minimum: 1 }),
     inviteLinkPath: Type.String(),
     /** E-mail verification links (sign-up, e-mail change): lifetime and path appended to appUrl. */
@@ -98,15 +105,16 @@ export const configurationSchema = Type.Intersect([
     passwordResetLinkPath: Type.String(),
     /** How long a stored Idempotency-Key answer is replayed (docs/integrations.md). */
     idempotencyTtlS: Type.Integer({ minimum: 1 }),
-    /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt, polling. */
+    /** Outbound webhooks (docs/integrations.md): backoff, attempts, time limit per attempt. */
     webhookRetryBaseMs: Type.Number({ minimum: 0 }),
     webhookMaxAttempts: Type.Integer({ minimum: 1 }),
     webhookTimeoutMs: Type.Integer({ minimum: 1 }),
-    webhookPollIntervalMs: Type.Number({ minimum: 0 }),
     /** Live subscriptions an organization may have. */
     webhookMaxSubscriptions: Type.Integer({ minimum: 1 }),
     /** Lets deliveries reach loopback, link-local and private addresses (tests, private networks). */
-    webhookAllowPrivate: Type.Boolean()
+    webhookAllowPrivate: Type.Boolean(),
+    /** Subscriptions must post to https:// URLs (config/production.json turns it on). */
+    webhookRequireHttps: Type.Boolean()
   })
 ])
 

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import knex from 'knex'
 import type { Knex } from 'knex'
 import type { PGlite } from '@electric-sql/pglite'
+import { LRUCache } from 'lru-cache'
 import pg from 'pg'
 import type { Application } from './declarations.js'
 import { isConnectionLoss } from './db-connections.js'
@@ -144,14 +145,23 @@ export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [
   return results as unknown as T
 }
 
-/** Names of prepared statements, by their text. */
-const statementNames = new Map<string, string>()
-const MAX_STATEMENT_NAMES = 2000
+/**
+ * The database a call reads and writes through: its transaction when it runs in one (the
+ * factory's write transaction, or a caller's), else the pool. A write opens its own transaction
+ * on this, so that it nests as a savepoint.
+ */
+export const databaseOf = (params: { transaction?: { trx?: Knex.Transaction } } | undefined, pool: Knex): Knex =>
+  params?.transaction?.trx ?? pool
+
+/**
+ * Names of prepared statements, by their text. A name is the text's hash, the same on every
+ * connection, so a name forgotten here is only computed again.
+ */
+const statementNames = new LRUCache<string, string>({ max: 2000 })
 
 const statementName = (text: string) => {
   let name = statementNames.get(text)
   if (!name) {
-    if (statementNames.size >= MAX_STATEMENT_NAMES) statementNames.clear()
     name = `crm_${crypto.createHash('sha1').update(text).digest('hex').slice(0, 20)}`
     statementNames.set(text, name)
   }

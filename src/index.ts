@@ -1,7 +1,6 @@
 import cluster from 'node:cluster'
 import http from 'node:http'
 import type { Server } from 'node:http'
-import configuration from '@feathersjs/configuration'
 import type { Application, Configuration } from './declarations.js'
 import { createLogger } from './logger.js'
 import { listenProblem, runPreflight } from './preflight.js'
@@ -111,9 +110,8 @@ async function shutdown(app: Application, server: Server, signal: string) {
  * start-up error: a bad DATABASE_URL, say) stops the whole service with its exit code, as a
  * single process would have.
  */
-function supervise(workers: number) {
-  // The primary builds no application: it reads the same settings (config/, environment) itself.
-  const settings = configuration()() as unknown as Configuration
+function supervise(settings: Configuration, workers: number) {
+  // The primary builds no application: the settings are those preflight read (config/, environment).
   const logger = createLogger(settings.logLevel, settings.logFormat)
   let stopping = false
   let failedToStop = false
@@ -159,10 +157,12 @@ function supervise(workers: number) {
 
 async function main() {
   // Run directly (a container), the start checks here what `npm start` checked before its build.
-  if (cluster.isPrimary) await runPreflight()
-  const workers = cluster.isPrimary ? webConcurrency() : 1
-  if (workers > 1) supervise(workers)
-  else await serve()
+  if (cluster.isPrimary) {
+    const settings = await runPreflight()
+    const workers = webConcurrency(settings)
+    if (workers > 1) return supervise(settings, workers)
+  }
+  await serve()
 }
 
 main().catch((error) => exitOnStartupError(error, process.env.DATABASE_URL))

@@ -75,7 +75,7 @@ export function redactUrl(url: string): string {
  * The logger for lines written on behalf of a request: each carries the request's req_id
  * (params.requestId in a service call, ctx.state.requestId in Koa). Outside a request, the logger
  * itself. The id is passed explicitly rather than found through AsyncLocalStorage, whose promise
- * hooks cost every promise of every request (docs/performance.md, fifth round).
+ * hooks would cost every promise of every request.
  */
 export const requestLog = (logger: Logger, requestId: string | undefined): Logger =>
   requestId ? logger.child({ req_id: requestId }) : logger

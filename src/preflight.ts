@@ -54,7 +54,7 @@ async function checkPortFree(host: string, port: number) {
   })
 }
 
-type Settings = Pick<Configuration, 'host' | 'port' | 'databaseUrl' | 'dataDir'> & { authentication?: { secret?: string } }
+type Settings = Pick<Configuration, 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'webConcurrency'> & { authentication?: { secret?: string } }
 
 /** The environment variable of a setting (config/custom-environment-variables.json), by its path in the settings. */
 function environmentVariableOf(settingPath: string[]): string | undefined {
@@ -97,7 +97,7 @@ export async function checkSettings(settings: unknown, env: NodeJS.ProcessEnv = 
  */
 export async function preflight(settings: Settings, env: NodeJS.ProcessEnv = process.env) {
   await checkSettings(settings, env)
-  webConcurrency(env)
+  webConcurrency(settings)
   checkAuthSecret(settings.authentication?.secret, env)
   const { databaseUrl } = settings
   if (!databaseUrl) checkDataDirFree(settings.dataDir)
@@ -108,8 +108,12 @@ export async function preflight(settings: Settings, env: NodeJS.ProcessEnv = pro
   await checkPortFree(settings.host, Number(settings.port))
 }
 
-/** preflight() on the settings of config/ and the environment; a refusal is printed as one line and exits 1. */
-export async function runPreflight() {
-  const settings = configuration()() as unknown as Settings
+/**
+ * preflight() on the settings of config/ and the environment, which it returns; a refusal is
+ * printed as one line and exits 1.
+ */
+export async function runPreflight(): Promise<Configuration> {
+  const settings = configuration()() as unknown as Configuration
   await preflight(settings).catch((error) => exitOnStartupError(error, settings.databaseUrl))
+  return settings
 }

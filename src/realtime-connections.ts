@@ -51,7 +51,7 @@ const jwtExpired = (payload: JwtPayload) => payload.exp !== undefined && payload
  * member, a password or e-mail change, an expiry or a closed web chat reaches its sockets within
  * this delay (and the query's time), on every instance, since each one checks its own.
  */
-const SWEEP_INTERVAL_MS = 2_000
+export const SWEEP_INTERVAL_MS = 2_000
 
 const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(values.map((value) => [key(value), value])).values()]
 
@@ -70,9 +70,6 @@ const distinct = <T>(values: T[], key: (value: T) => string) => [...new Map(valu
  */
 export class SocketCredentials {
   private readonly open = new Set<Connection>()
-  private timer?: NodeJS.Timeout
-  /** The sweep under way: stop() waits for it, so that the pool is not closed beneath it. */
-  private sweeping?: Promise<void>
 
   constructor(private readonly app: Application) {}
 
@@ -84,23 +81,14 @@ export class SocketCredentials {
     this.open.delete(connection)
   }
 
-  start() {
-    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
-    this.timer.unref()
-    // Feathers' logout (authentication remove over the socket) leaves every channel
-    // (transport-commons); the connection is no longer checked, so no sweep joins it again.
-    this.app.on('logout', (_result: unknown, params: { connection?: Connection } | undefined) => {
-      const connection = params?.connection
-      if (!connection) return
-      this.forget(connection)
-      delete connection.caller
-      delete connection.credentials
-    })
-  }
-
-  async stop() {
-    clearInterval(this.timer)
-    await this.sweeping
+  /**
+   * Feathers' logout (authentication remove over the socket) leaves every channel
+   * (transport-commons); the connection is no longer checked, so no sweep joins it again.
+   */
+  loggedOut(connection: Connection) {
+    this.forget(connection)
+    delete connection.caller
+    delete connection.credentials
   }
 
   /** Feathers' own way to end a connection: it leaves every channel and its socket is closed. */
@@ -108,24 +96,17 @@ export class SocketCredentials {
     this.app.emit('disconnect', connection)
   }
 
+  /**
+   * Reads the credentials again (through the background knex: upkeep, not a request's work) and
+   * ends the connections whose credentials failed. Run by runInBackground (src/realtime.ts),
+   * which logs a failed pass and tries again on the next one.
+   */
   async sweep() {
-    if (this.sweeping || this.open.size === 0) return
-    this.sweeping = this.checkAll().finally(() => {
-      this.sweeping = undefined
-    })
-    await this.sweeping
-  }
-
-  /** Reads the credentials again (through the background knex: upkeep, not a request's work) and ends the connections whose credentials failed. */
-  private async checkAll() {
-    try {
-      const held = [...this.open].flatMap((connection) => (connection.credentials ?? []).map((credential) => ({ connection, credential })))
-      const of = <K extends SocketCredential['kind']>(kind: K) => held.filter((one) => one.credential.kind === kind) as Held<K>[]
-      const failed = [...await this.checkKeys(of('api-key')), ...await this.checkAccounts(of('jwt')), ...await this.checkVisitors(of('visitor'))]
-      for (const connection of new Set(failed)) this.end(connection)
-    } catch (error) {
-      this.app.get('logger').warn({ err: error }, 'realtime: the credentials of open sockets could not be checked; trying again')
-    }
+    if (this.open.size === 0) return
+    const held = [...this.open].flatMap((connection) => (connection.credentials ?? []).map((credential) => ({ connection, credential })))
+    const of = <K extends SocketCredential['kind']>(kind: K) => held.filter((one) => one.credential.kind === kind) as Held<K>[]
+    const failed = [...await this.checkKeys(of('api-key')), ...await this.checkAccounts(of('jwt')), ...await this.checkVisitors(of('visitor'))]
+    for (const connection of new Set(failed)) this.end(connection)
   }
 
   /** The connections holding a key that no longer authenticates; the others take their user's current role. */

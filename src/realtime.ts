@@ -5,7 +5,8 @@ import socketio from '@feathersjs/socketio'
 import type { Application, Caller, HookContext, NextFunction } from './declarations.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
 import { seenNow, sessionRefusal, visitorSession } from './services/public-webchat/public-webchat.class.js'
-import { SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
+import { SWEEP_INTERVAL_MS, SocketCredentials, organizationChannel, visitorChannel } from './realtime-connections.js'
+import { runInBackground } from './background.js'
 import type { Connection, JwtPayload, SocketCredential } from './realtime-connections.js'
 
 /** The authentication request of a socket: the handshake's auth payload, {apiKey} or {accessToken}. */
@@ -97,17 +98,16 @@ export const socketTransport = (app: Application) => {
     joinChannels(connection)
   })
   app.on('disconnect', (connection: Connection) => credentials.forget(connection))
-  credentials.start()
+  app.on('logout', (_result: unknown, params: { connection?: Connection } | undefined) => {
+    if (params?.connection) credentials.loggedOut(params.connection)
+  })
+  runInBackground(app, {
+    name: 'realtime: checking the credentials of open sockets',
+    intervalMs: SWEEP_INTERVAL_MS,
+    pass: () => credentials.sweep()
+  })
   app.hooks({ before: { all: [refuseSocketCallsToHttpRoutes] } })
   app.hooks({ around: { create: [socketSessions(app, credentials, joinChannels)], remove: [socketSessions(app, credentials, joinChannels)] } })
-  app.hooks({
-    teardown: [
-      async (_context: unknown, next: () => Promise<void>) => {
-        await credentials.stop()
-        await next()
-      }
-    ]
-  })
 }
 
 /**

@@ -17,18 +17,13 @@ export const MEMORY_DATABASE = 'memory://'
 export const isMemoryDatabase = (databaseUrl: string) => databaseUrl.startsWith(MEMORY_DATABASE)
 
 /**
- * WEB_CONCURRENCY: how many processes serve the port (default 1). Above 1, this process is the
- * primary of node's cluster module: it forks that many workers, each a whole service with its
- * own database pool, and the port is shared between them.
+ * WEB_CONCURRENCY: how many processes serve the port (default 1; its range is the settings
+ * schema's). Above 1, this process is the primary of node's cluster module: it forks that many
+ * workers, each a whole service with its own database pool, and the port is shared between them.
  */
-export function webConcurrency(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.WEB_CONCURRENCY?.trim()
-  if (!raw) return 1
-  const workers = Number(raw)
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
-    throw new StartupError(`WEB_CONCURRENCY must be a whole number of worker processes from 1 to 64, got '${raw}'`)
-  }
-  if (workers > 1 && !env.DATABASE_URL) {
+export function webConcurrency(settings: { webConcurrency: number; databaseUrl: string }): number {
+  const workers = settings.webConcurrency
+  if (workers > 1 && !settings.databaseUrl) {
     throw new StartupError('WEB_CONCURRENCY above 1 needs DATABASE_URL: the embedded database belongs to one process')
   }
   return workers

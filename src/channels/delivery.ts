@@ -83,7 +83,6 @@ export const channelDelivery = (app: Application) => {
     topic: DELIVERY_TOPIC,
     maxAttempts: app.get('messageMaxAttempts'),
     retryBaseMs: app.get('messageRetryBaseMs'),
-    pollIntervalMs: app.get('messagePollIntervalMs'),
     labels: ['sent', 'skipped'],
     run: (job) => deliver(app, job as OutboxJob<DeliveryPayload>),
     // Given up after a thrown error on the last attempt: the message says so instead of staying 'queued'.

@@ -1,6 +1,7 @@
 import type { Application, HookContext, NextFunction } from '../declarations.js'
 import { reencryptUnboundCredentials } from './accounts.js'
 import { channelDelivery } from './delivery.js'
+import { warnIfKeyDerived } from './secrets.js'
 import { channelInbound } from './webhooks.js'
 
 export { channelWebhooks } from './webhooks.js'
@@ -17,6 +18,7 @@ export const channels = (app: Application) => {
   app.hooks({
     setup: [
       async (_context: HookContext, next: NextFunction) => {
+        warnIfKeyDerived(app)
         await reencryptUnboundCredentials(app)
         await next()
       }

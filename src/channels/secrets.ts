@@ -7,8 +7,8 @@ const HKDF_INFO = 'crm channel credentials v1'
 
 /**
  * The key of channel credentials at rest: CHANNEL_SECRETS_KEY (32 bytes, base64), or when it is
- * unset, a key derived from AUTH_SECRET with HKDF (a warning in production: rotating AUTH_SECRET
- * would then make the stored credentials unreadable).
+ * unset, a key derived from AUTH_SECRET with HKDF (rotating AUTH_SECRET would then make the stored
+ * credentials unreadable: warnIfKeyDerived says so at start-up).
  */
 export function channelSecretsKey(app: Application): Buffer {
   const configured = app.get('channelSecretsKey')
@@ -17,11 +17,15 @@ export function channelSecretsKey(app: Application): Buffer {
     if (key.length !== 32) throw new Error('CHANNEL_SECRETS_KEY must be 32 bytes, base64-encoded')
     return key
   }
-  if (process.env.NODE_ENV === 'production') {
-    app.get('logger').warn('CHANNEL_SECRETS_KEY is not set: channel credentials are encrypted with a key derived from AUTH_SECRET')
-  }
   const secret = app.get('authentication')!.secret as string
   return Buffer.from(crypto.hkdfSync('sha256', secret, 'crm-channel-accounts', HKDF_INFO, 32))
+}
+
+/** At start-up, with CHANNEL_SECRETS_KEY_WARNING on (production): a warning when the key is derived from AUTH_SECRET. */
+export function warnIfKeyDerived(app: Application) {
+  if (app.get('channelSecretsKeyWarning') && !app.get('channelSecretsKey')) {
+    app.get('logger').warn('CHANNEL_SECRETS_KEY is not set: channel credentials are encrypted with a key derived from AUTH_SECRET, which can then not be rotated without making them unreadable')
+  }
 }
 
 /** The associated data of an account's credentials: a ciphertext opens only on the row it was written for. */

@@ -123,7 +123,6 @@ export const channelInbound = (app: Application) => {
     topic: INBOUND_TOPIC,
     maxAttempts: app.get('messageMaxAttempts'),
     retryBaseMs: app.get('messageRetryBaseMs'),
-    pollIntervalMs: app.get('messagePollIntervalMs'),
     labels: ['received', 'ignored'],
     run: (job) => receive(app, job as OutboxJob<InboundPayload>)
   })

@@ -1,6 +1,7 @@
 import { stringify } from 'csv-stringify/sync'
 import type { Knex } from 'knex'
 import type { Params } from '@feathersjs/feathers'
+import { databaseOf } from '../db.js'
 import { loadDefinitions } from '../hooks/custom-field-values.js'
 import { columnsOf, quote } from './catalog.js'
 import { customFieldsProperty } from './read-model.js'
@@ -39,7 +40,6 @@ export interface ExportedService {
   table: string
   knex: Knex
   createQuery(params: any): Knex.QueryBuilder
-  dbOf(params: { transaction?: { trx?: Knex.Transaction } }): Knex
 }
 
 interface SortKey {
@@ -176,7 +176,7 @@ function csvColumns(model: ReadModel, select: string[] | undefined, customFieldN
  * list's call after its hooks (tenant scope, read request), `sort` its validated $sort.
  */
 export async function* csvOfList(service: ExportedService, params: Params, sort: Record<string, unknown> | undefined): AsyncIterable<string> {
-  const db = service.dbOf(params as { transaction?: { trx?: Knex.Transaction } })
+  const db = databaseOf(params as { transaction?: { trx?: Knex.Transaction } }, service.knex)
   const read = params.read ?? {}
   const { customFields } = service.model.declaration
   const organizationId = (params.query as any)?.organization_id

@@ -3,7 +3,7 @@ import type { KnexAdapterOptions, KnexAdapterParams } from '@feathersjs/knex'
 import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
-import { preparedRows } from '../db.js'
+import { preparedRows, databaseOf } from '../db.js'
 import { isCitus, routedTo } from './citus.js'
 import { searchQueries } from './search.js'
 import type { SearchRule } from './search.js'
@@ -154,14 +154,6 @@ export class RecordService<
     await requireTriggerFamilies(this.knex, this.table, this.options.triggerFamilies ?? [])
   }
 
-  /**
-   * The call's transaction when it runs in one (the factory's write transaction, or a caller's),
-   * else the pool. A write opens its own transaction on this, so that it nests as a savepoint.
-   */
-  dbOf(params: { transaction?: { trx?: Knex.Transaction } } = {}): Knex {
-    return params.transaction?.trx ?? this.knex
-  }
-
   knexify(knexQuery: Knex.QueryBuilder, query: Record<string, any> = {}, parentKey?: string): Knex.QueryBuilder {
     const qualified: Record<string, any> = {}
     for (const [key, value] of Object.entries(query)) {
@@ -221,7 +213,7 @@ export class RecordService<
   // Overloads of the adapter are collapsed to `any` here; callers get Paginated<Result> with paginate on.
   async _find(params: ServiceParams = {} as ServiceParams): Promise<any> {
     const { filters, paginate } = this.filterQuery(params)
-    const db = this.dbOf(params)
+    const db = databaseOf(params, this.knex)
     const builder = params.knex ? params.knex.clone() : this.createQuery(params)
     const shape: ReadShape = params.read ?? {}
     const limit = filters.$limit
@@ -263,7 +255,7 @@ export class RecordService<
    * organizations bound; a $select, a caller's own builder or other conditions are built for the call.
    */
   async _get(id: Id, params: ServiceParams = {} as ServiceParams): Promise<Result> {
-    const db = this.dbOf(params)
+    const db = databaseOf(params, this.knex)
     const read = params.read ?? {}
     const { organization_id: organizations, $limit: _limit, $skip: _skip, $sort: _sort, ...other } = (params.query ?? {}) as Record<string, any>
     const scope = organizations === undefined ? null : typeof organizations === 'object' ? organizations.$in : [organizations]
@@ -317,7 +309,7 @@ export class RecordService<
 
   /** Rows of this table a write holds already, as the API sends the record, in their order (ReadModel.rendered). */
   async rendered(rows: Record<string, unknown>[], params: { transaction?: { trx?: Knex.Transaction } } = {}): Promise<Result[]> {
-    return this.renderedOn(this.dbOf(params), rows)
+    return this.renderedOn(databaseOf(params, this.knex), rows)
   }
 
   private async renderedOn(db: Knex, rows: Record<string, unknown>[]): Promise<Result[]> {
@@ -333,7 +325,7 @@ export class RecordService<
    * WriteGuardsFailed says so to the write's hook, which checks and writes again.
    */
   async _create(data: any, params: ServiceParams = {} as ServiceParams): Promise<any> {
-    const db = this.dbOf(params)
+    const db = databaseOf(params, this.knex)
     if (Array.isArray(data) && params.dryRun) return []
     if (Array.isArray(data)) return this.written(db, db(this.table).insert(data).returning('*'))
     const guards = guardsOf(this, params)
@@ -358,7 +350,7 @@ export class RecordService<
   /** The upsert custom method: its records prepared by the batch hooks (batch-writes.ts). */
   async upsert(data: { idProperty: string; records: UpsertRecord[] }, params: ServiceParams = {} as ServiceParams) {
     if (params.dryRun) {
-      const matched = await matchRows(this.dbOf(params), this.table, this.options.upsertKeys ?? {}, data.idProperty, data.records)
+      const matched = await matchRows(databaseOf(params, this.knex), this.table, this.options.upsertKeys ?? {}, data.idProperty, data.records)
       const created = matched.filter((id) => id === null).length
       return { created, updated: matched.length - created, data: matched.map((id) => ({ id }) as unknown as Result) }
     }
@@ -451,7 +443,7 @@ export class RecordService<
       const condition = allHold(guards)
       write.whereRaw(condition.sql, condition.bindings)
     }
-    const records = await this.written(this.dbOf(params), write.update(changes).returning('*'))
+    const records = await this.written(databaseOf(params, this.knex), write.update(changes).returning('*'))
     if (id === null) return records
     if (records.length === 1) return this.withSecretsOf(data as Record<string, unknown>, records[0])
     throw guards.length > 0 ? new WriteGuardsFailed(guards) : notFound(id)
@@ -468,7 +460,7 @@ export class RecordService<
     if (cascades && !params.transaction?.trx) {
       return this.knex.transaction((trx) => this._remove(id, { ...params, transaction: { trx } }))
     }
-    const db = this.dbOf(params)
+    const db = databaseOf(params, this.knex)
     const write = this.scopedWrite(id, params)
     const [record] = await this.written(db, this.softDelete
       ? write.update({ deleted_at: this.knex.fn.now(), updated_at: this.knex.fn.now() }).returning('*')

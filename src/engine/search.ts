@@ -67,7 +67,10 @@ export interface SearchQueries {
   bindings: Record<string, Knex.Value>
 }
 
-/** The folded term as a LIKE pattern with its wildcards escaped. */
+/** A user's search text as a LIKE pattern that matches it anywhere, with wildcards escaped (for a bound value). */
+export const containsPattern = (term: string) => `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/** The folded term (an SQL expression) as a LIKE pattern with its wildcards escaped. */
 const escapedTerm = (term: string) => `replace(replace(replace(${term}, '\\', '\\\\'), '%', '\\%'), '_', '\\_')`
 const collated = (expression: string) => `(${expression}) COLLATE "C"`
 

@@ -2,8 +2,9 @@ import { BadRequest } from '@feathersjs/errors'
 import type { Knex } from 'knex'
 import type { HookContext } from '../declarations.js'
 import { oncePerCall } from './per-call.js'
-import { databaseOf, targetOrganization } from './tenant-scope.js'
+import { targetOrganization } from './tenant-scope.js'
 import { guardWrite } from '../engine/write-guards.js'
+import { databaseOf } from '../db.js'
 
 /**
  * Custom field values of companies, contacts, deals and reservations.
@@ -77,7 +78,7 @@ export async function loadDefinitions(db: Knex, organizationIds: number[], entit
  * resolves (a whole page) shares one query, and so do the call's validation and its output.
  */
 export function definitionsFor(context: HookContext, organizationId: number, entityType: CustomFieldEntity) {
-  return oncePerCall(context, `custom-fields:${organizationId}:${entityType}`, () => loadDefinitions(databaseOf(context), [organizationId], entityType))
+  return oncePerCall(context, `custom-fields:${organizationId}:${entityType}`, () => loadDefinitions(databaseOf(context.params, context.app.get('knex')), [organizationId], entityType))
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/

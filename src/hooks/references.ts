@@ -4,7 +4,8 @@ import type { Knex } from 'knex'
 import { allOf, guardWrite } from '../engine/write-guards.js'
 import type { Condition } from '../engine/write-guards.js'
 import { quote } from '../engine/catalog.js'
-import { databaseOf, targetOrganization } from './tenant-scope.js'
+import { targetOrganization } from './tenant-scope.js'
+import { databaseOf } from '../db.js'
 
 export interface Reference {
   /** Tenant table the id points into (live rows only), or 'member' for a user of the organization. */
@@ -83,7 +84,7 @@ export async function referenceErrors(
   const present = Object.entries(references).filter(([field]) => idsOf(field).length > 0)
   if (present.length === 0) return {}
   // Inside the caller's transaction the check sees the rows that transaction wrote.
-  const db = databaseOf(context)
+  const db = databaseOf(context.params, context.app.get('knex'))
   const probes = present.map(([field, reference]) => {
     const { table, id, condition } = referable(reference, organizationId)
     return db(table).select(db.raw('? as field', [field]), `${id} as id`)

@@ -1,5 +1,4 @@
 import { BadRequest, Forbidden, NotAuthenticated, NotFound } from '@feathersjs/errors'
-import type { Knex } from 'knex'
 import type { Caller, HookContext, Role } from '../declarations.js'
 
 export const FORBIDDEN_MESSAGE =
@@ -142,8 +141,6 @@ export async function loadBefore(context: HookContext): Promise<Record<string, a
   return before
 }
 
-/** The database a hook reads through: the call's transaction when it runs in one, else the pool. */
-export const databaseOf = (context: HookContext): Knex => context.params.transaction?.trx ?? context.app.get('knex')
 
 /** The organization a write targets: the scoped body on create, the stored record on patch. */
 export async function targetOrganization(context: HookContext): Promise<number> {

@@ -5,7 +5,6 @@ import { IMPORT_TOPIC, changeImport, runImport } from './run.js'
 const MAX_ATTEMPTS = 50
 const RETRY_BASE_MS = 10_000
 /** Imports queued while no worker ran (a restart) are found by this poll, and at start-up. */
-const POLL_INTERVAL_MS = 5_000
 
 /**
  * CSV imports run as jobs of the outbox (topic 'imports', src/imports/run.ts): one job per
@@ -19,7 +18,6 @@ export const imports = (app: Application) => {
     topic: IMPORT_TOPIC,
     maxAttempts: MAX_ATTEMPTS,
     retryBaseMs: RETRY_BASE_MS,
-    pollIntervalMs: POLL_INTERVAL_MS,
     labels: ['imported'],
     run: (job) => runImport(app, job as any),
     onFailed: async (job, error) => {

@@ -22,7 +22,6 @@ export const mail = (app: Application) => {
       logger: app.get('logger'),
       transport,
       from: app.get('mailFrom'),
-      pollIntervalMs: app.get('mailPollIntervalMs'),
       maxAttempts: app.get('mailMaxAttempts'),
       retryBaseMs: app.get('mailRetryBaseMs')
     })

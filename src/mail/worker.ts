@@ -11,8 +11,6 @@ export interface MailHandlerOptions {
   /** null: no SMTP server configured; messages are written to the log and kept in the outbox as 'logged'. */
   transport: MailTransport | null
   from: string
-  /** Milliseconds between polls for due mail; 0 = only when asked. */
-  pollIntervalMs: number
   /** Attempts before a message is given up as 'failed'. */
   maxAttempts: number
   /** Delay after the first failed attempt; doubled after each further failure, up to an hour. */
@@ -26,7 +24,6 @@ export function mailHandler(options: MailHandlerOptions): JobHandler {
     topic: MAIL_TOPIC,
     maxAttempts: options.maxAttempts,
     retryBaseMs: options.retryBaseMs,
-    pollIntervalMs: options.pollIntervalMs,
     labels: ['sent', 'logged'],
     async run(job) {
       const mail = job.payload as MailPayload
@@ -51,8 +48,9 @@ export function mailHandler(options: MailHandlerOptions): JobHandler {
 
 /** A worker that runs mail only (operators' scripts and tests that bring their own transport). */
 export class MailWorker extends OutboxWorker {
-  constructor(private mailOptions: MailHandlerOptions & { db: Knex }) {
-    super({ db: mailOptions.db, logger: mailOptions.logger })
+  /** pollIntervalMs: milliseconds between polls for due mail; 0 = only when asked. */
+  constructor(private mailOptions: MailHandlerOptions & { db: Knex; pollIntervalMs: number }) {
+    super({ db: mailOptions.db, logger: mailOptions.logger, pollIntervalMs: mailOptions.pollIntervalMs })
     this.register(mailHandler(mailOptions))
   }
 

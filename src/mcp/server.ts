@@ -1,6 +1,6 @@
 import { BadRequest, NotAuthenticated } from '@feathersjs/errors'
 import type { Params } from '@feathersjs/feathers'
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Application } from '../declarations.js'
@@ -61,17 +61,17 @@ async function callTool(app: Application, session: McpSession, name: string, arg
 
 /** An MCP server offering the session's tools, with each tool's JSON Schema as derived from its service's TypeBox schema. */
 export function mcpServer(app: Application, session: McpSession) {
-  const server = new McpServer({ name: 'crm-api', version: '1.0.0' }, { capabilities: { tools: {} } })
-  // The tools' schemas are JSON Schema already (TypeBox), so the tool handlers are set on the
-  // underlying Server: McpServer.registerTool takes Zod schemas only.
-  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  // The low-level Server: the tools' schemas are JSON Schema already (TypeBox), while
+  // McpServer.registerTool takes Zod schemas only.
+  const server = new Server({ name: 'crm-api', version: '1.0.0' }, { capabilities: { tools: {} } })
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: session.tools.map((name) => ({
       name,
       description: `${MCP_TOOLS[name].description} (${MCP_TOOLS[name].endpoint})`,
       inputSchema: JSON.parse(JSON.stringify(MCP_TOOLS[name].arguments))
     }))
   }))
-  server.server.setRequestHandler(CallToolRequestSchema, async (request) =>
+  server.setRequestHandler(CallToolRequestSchema, async (request) =>
     callTool(app, session, request.params.name, request.params.arguments)
   )
   return server

@@ -11,10 +11,12 @@ import { mcpServer, openSession } from './server.js'
  * output carries the protocol only: logs go to standard error.
  */
 async function main() {
+  // The logger is made before the application reads its configuration, and quieter than the
+  // service's default (warn, not info) unless LOG_LEVEL says otherwise.
   const app = await createApp({ logger: createLogger(process.env.LOG_LEVEL ?? 'warn', 'json', process.stderr) })
   await migrate(app.get('knex'))
   await app.setup()
-  const session = await openSession(app, process.env.MCP_API_KEY, process.env.MCP_ASSISTANT_ID || undefined).catch((error) => {
+  const session = await openSession(app, app.get('mcpApiKey') || undefined, app.get('mcpAssistantId') || undefined).catch((error) => {
     if (error?.code === 401) throw new StartupError('MCP_API_KEY is missing or is not an active API key of this database')
     if (error?.code === 400) throw new StartupError("MCP_ASSISTANT_ID is not an AI assistant of the key's organization")
     throw error

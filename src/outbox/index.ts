@@ -24,7 +24,8 @@ export const outbox = (app: Application) => {
     logger: app.get('logger'),
     leaseSeconds: app.get('outboxLeaseS'),
     concurrency: app.get('outboxConcurrency'),
-    concurrencyPerOrganization: app.get('outboxConcurrencyPerOrganization')
+    concurrencyPerOrganization: app.get('outboxConcurrencyPerOrganization'),
+    pollIntervalMs: app.get('outboxPollIntervalMs')
   })
   app.set('outbox', worker)
   app.hooks({

@@ -23,8 +23,6 @@ export interface JobHandler {
   retryBaseMs: number
   /** Longest wait between two attempts (default one hour). */
   maxDelayMs?: number
-  /** How often the worker looks for this topic's due jobs; 0 = only when asked (deliverDue, kick). */
-  pollIntervalMs: number
   /** The labels of 'done' outcomes, so that a report shows them at zero too. */
   labels?: string[]
   run(job: OutboxJob): Promise<JobOutcome>
@@ -47,6 +45,8 @@ export interface OutboxWorkerOptions {
   concurrency?: number
   /** Of those, the jobs of one organization. */
   concurrencyPerOrganization?: number
+  /** How often the worker looks for due jobs of every topic (retries come due); 0 = only when asked (deliverDue, kick). */
+  pollIntervalMs?: number
 }
 
 const DEFAULT_MAX_DELAY_MS = 60 * 60 * 1000
@@ -283,14 +283,9 @@ export class OutboxWorker {
     return report
   }
 
-  private pollIntervalMs() {
-    const intervals = [...this.handlers.values()].map((h) => h.pollIntervalMs).filter((ms) => ms > 0)
-    return intervals.length ? Math.min(...intervals) : 0
-  }
-
   /** The poll: a kick every interval, also while a pass runs long jobs (retries come due meanwhile). */
   private schedule() {
-    const interval = this.pollIntervalMs()
+    const interval = this.options.pollIntervalMs ?? 0
     if (this.stopped || interval === 0) return
     clearTimeout(this.timer)
     this.timer = setTimeout(() => {

@@ -20,7 +20,6 @@ export const personalData = (app: Application) => {
     topic: PURGE_TOPIC,
     maxAttempts: MAX_ATTEMPTS,
     retryBaseMs: RETRY_BASE_MS,
-    pollIntervalMs: intervalMs,
     labels: ['purged'],
     run: (job) => (job.kind === PURGE_KIND ? runRetentionPass(app, job) : runFollowUp(app, job))
   })

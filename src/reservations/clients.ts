@@ -11,7 +11,7 @@ import { aiAssistantClient } from '../services/ai-assistants/ai-assistants.share
 import { aiAssistantToolClient } from '../services/ai-assistant-tools/ai-assistant-tools.shared.js'
 import { aiAssistantToolCallClient } from '../services/ai-assistant-tool-calls/ai-assistant-tool-calls.shared.js'
 
-/** Typed client registrations of the reservations feature (issue 10), used by src/client.ts. */
+/** Typed client registrations of the reservations feature, used by src/client.ts. */
 export const reservationClients = (client: ClientApplication) => {
   client.configure(reservationServiceClient)
   client.configure(reservationResourceClient)

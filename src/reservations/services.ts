@@ -12,7 +12,7 @@ import { aiAssistant } from '../services/ai-assistants/ai-assistants.js'
 import { aiAssistantTool } from '../services/ai-assistant-tools/ai-assistant-tools.js'
 import { aiAssistantToolCall } from '../services/ai-assistant-tool-calls/ai-assistant-tool-calls.js'
 
-/** Every service of the reservations feature and its AI assistant tools (issue 10), registered from src/services/index.ts. */
+/** Every service of the reservations feature and its AI assistant tools, registered from src/services/index.ts. */
 export const reservationServices = (app: Application) => {
   app.configure(reservationService)
   app.configure(reservationResource)

@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon'
+import { LRUCache } from 'lru-cache'
 
 /**
  * The slot engine: which starts a service offers on one calendar date, computed from the
@@ -90,9 +91,8 @@ interface LocalDay {
 }
 
 // Time-zone arithmetic is the costly part of a slot query; a day's midnights and offsets are
-// the same for every query, so they are kept (bounded) per zone and date.
-const localDays = new Map<string, LocalDay>()
-const LOCAL_DAYS_KEPT = 20_000
+// the same for every query, so the most recently used are kept per zone and date.
+const localDays = new LRUCache<string, LocalDay>({ max: 20_000 })
 
 function localDay(date: string, zone: string): LocalDay {
   const key = `${zone}|${date}`
@@ -101,7 +101,6 @@ function localDay(date: string, zone: string): LocalDay {
     const start = DateTime.fromISO(date, { zone }).startOf('day')
     const end = start.plus({ days: 1 }).startOf('day')
     day = { start: start.toMillis(), end: end.toMillis(), startOffset: start.offset, endOffset: end.offset }
-    if (localDays.size >= LOCAL_DAYS_KEPT) localDays.clear()
     localDays.set(key, day)
   }
   return day

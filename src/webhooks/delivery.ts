@@ -53,7 +53,6 @@ export function webhookHandler(app: Application): JobHandler {
     maxAttempts: settings.maxAttempts,
     retryBaseMs: settings.retryBaseMs,
     maxDelayMs: MAX_DELAY_MS,
-    pollIntervalMs: app.get('webhookPollIntervalMs'),
     labels: ['delivered'],
     // Read per run: the time limit and the private-address switch apply from the next attempt on.
     run: (job) => deliver(app, settingsOf(app), job),

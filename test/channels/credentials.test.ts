@@ -1,7 +1,9 @@
+import fs from 'node:fs'
 import crypto from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { reencryptUnboundCredentials } from '../../src/channels/accounts.js'
-import { channelSecretsKey, decryptSecret, encryptSecret } from '../../src/channels/secrets.js'
+import { channelSecretsKey, decryptSecret, encryptSecret, warnIfKeyDerived } from '../../src/channels/secrets.js'
+import type { Application } from '../../src/declarations.js'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
@@ -104,5 +106,27 @@ describe('channel credentials at rest are bound to their account', () => {
     expect(row.credentials).toMatch(/^v2\./)
     expect(decryptSecret(key, row.credentials, account.id)).toEqual(credentialsOf('legacy'))
     expect((await webhook(account, 'secret-of-legacy')).status).toBe(200)
+  })
+})
+
+describe('the start-up warning of a key derived from AUTH_SECRET', () => {
+  /** The warnings warnIfKeyDerived logs with these settings. */
+  const warningsWith = (settings: Record<string, unknown>) => {
+    const warnings: string[] = []
+    const logger = { warn: (message: string) => warnings.push(message) }
+    warnIfKeyDerived({ get: (name: string) => (name === 'logger' ? logger : settings[name]) } as unknown as Application)
+    return warnings
+  }
+
+  it('when CHANNEL_SECRETS_KEY_WARNING is on (as config/production.json sets it) and no key is set, then one warning names CHANNEL_SECRETS_KEY', () => {
+    expect(JSON.parse(fs.readFileSync('config/production.json', 'utf8')).channelSecretsKeyWarning).toBe(true)
+    const warnings = warningsWith({ channelSecretsKeyWarning: true, channelSecretsKey: '' })
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/^CHANNEL_SECRETS_KEY is not set/)
+  })
+
+  it('when a key is set, or the warning is off, then nothing is logged', () => {
+    expect(warningsWith({ channelSecretsKeyWarning: true, channelSecretsKey: crypto.randomBytes(32).toString('base64') })).toEqual([])
+    expect(warningsWith({ channelSecretsKeyWarning: false, channelSecretsKey: '' })).toEqual([])
   })
 })

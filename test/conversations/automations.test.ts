@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
-import { addMember, createTenant } from '../helpers/fixtures.js'
+import { addMember } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { ISO_MS, createBoard, createContact, createConversation, created, inAnHour } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 describe('automations and their executions', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const automate = async (tenant: Tenant, actions: unknown[], fields: Record<string, unknown> = {}) =>
     created(await t.http().post('/automations').set(tenant.key).send({ name: 'Triage', actions, ...fields }), 'automation')

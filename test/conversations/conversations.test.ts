@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { ISO_MS, createBoard, createContact, createConversation, inAnHour } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 describe('conversations', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const read = async (tenant: Tenant, id: number) => (await t.http().get(`/conversations/${id}`).set(tenant.key)).body
   const patch = (tenant: Tenant, id: number, body: Record<string, unknown>) => t.http().patch(`/conversations/${id}`).set(tenant.key).send(body)

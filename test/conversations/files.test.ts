@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
-import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { png } from '../storage/fixtures.js'
 import { ISO_MS, createConversation, created } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 describe('conversation files (local storage)', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   /** Signs an upload for the tenant and PUTs the bytes to it, as a browser would. */
   async function upload(tenant: Tenant, bytes: Buffer, contentType = 'image/png') {

@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
-import { addMember, createTenant } from '../helpers/fixtures.js'
+import { addMember } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { ISO_MS, createContact, createConversation, created } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 describe('conversation messages', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const send = (tenant: Tenant, path: string, body: Record<string, unknown>) => t.http().post(`/${path}`).set(tenant.key).send(body)
   const conversationOf = async (tenant: Tenant, id: number) => (await t.http().get(`/conversations/${id}`).set(tenant.key)).body

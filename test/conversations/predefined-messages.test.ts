@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { ISO_MS, created } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ALL_CHANNELS = ['whatsapp', 'instagram', 'messenger', 'webchat', 'sms', 'playground']
 
@@ -12,14 +12,7 @@ describe('conversation predefined messages', () => {
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const post = (tenant: Tenant, body: Record<string, unknown>) => t.http().post('/conversation-predefined-messages').set(tenant.key).send(body)
   const read = async (tenant: Tenant, id: number) => (await t.http().get(`/conversation-predefined-messages/${id}`).set(tenant.key)).body

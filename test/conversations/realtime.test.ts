@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Redis } from 'ioredis'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
@@ -10,6 +10,7 @@ import type { Tenant } from '../helpers/fixtures.js'
 import { serveSockets } from '../helpers/sockets.js'
 import type { Received } from '../helpers/sockets.js'
 import { createContact, created } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 describe('realtime events over Socket.io', () => {
   let t: TestApp
@@ -17,16 +18,7 @@ describe('realtime events over Socket.io', () => {
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    sockets = await serveSockets(t)
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await sockets.close()
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'], sockets: true }, (app) => ({ t, tenants: [acme, globex], sockets } = app))
 
   const listen = (auth: Record<string, string>) => sockets.listen(auth)
   const settle = () => new Promise((resolve) => setTimeout(resolve, 300))

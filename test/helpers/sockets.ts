@@ -16,13 +16,20 @@ export interface Listener {
   cutOff: Promise<void>
 }
 
+/** The app's Socket.io on a loopback port, as serveSockets gives it. */
+export interface SocketServer {
+  url: string
+  listen(auth: Record<string, string>, extraHeaders?: Record<string, string>): Promise<Listener>
+  close(): Promise<void>
+}
+
 /**
  * The app in-process on a loopback port with its Socket.io attached. listen() connects a socket
  * with handshake credentials ({apiKey}, {accessToken}, {visitorToken}) and, if given, handshake
  * headers, and rejects with the server's refusal; close() disconnects every socket it made and
  * stops the server.
  */
-export async function serveSockets(t: TestApp) {
+export async function serveSockets(t: TestApp): Promise<SocketServer> {
   const server = http.createServer(t.app.callback())
   ;(t.app as any).io.attach(server)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -50,3 +57,10 @@ export async function serveSockets(t: TestApp) {
 
   return { url, listen, close }
 }
+
+/** The events a listener heard of a service (path), of one kind if given ('created', 'patched'...). */
+export const heard = (listener: Listener, path: string, event?: string) =>
+  listener.received.filter((r) => r.event.startsWith(`${path} `) && (!event || r.event === `${path} ${event}`))
+
+/** The ids of the records of those events. */
+export const ids = (listener: Listener, path: string, event?: string) => heard(listener, path, event).map((r) => r.data.id as number)

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto'
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant, signUp, uniqueEmail } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { FORBIDDEN_MESSAGE } from '../../src/hooks/tenant-scope.js'
+import { useApp } from '../helpers/use-app.js'
 
 const APP_URL = 'https://app.crm.example'
 const INVITES = '/organizations-users-invites'
@@ -15,20 +15,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const jwtPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'))
 const sha256 = (value: string) => crypto.createHash('sha256').update(value).digest('hex')
 
-/** Issue 16 "Hardening": API-key limits, session revocation, hashed invitation tokens, e-mail verification, e-mail case. */
+/** Account hardening: API-key limits, session revocation, hashed invitation tokens, e-mail verification, e-mail case. */
 describe('account security', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp({ appUrl: APP_URL })
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'], config: { appUrl: APP_URL } }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const login = (email: string, password: string) => t.http().post('/authentication').send({ strategy: 'local', email, password })
   const bearerOf = (token: string) => ({ Authorization: `Bearer ${token}` })

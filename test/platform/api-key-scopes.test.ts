@@ -4,7 +4,7 @@ import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 
-/** API keys fit for integrations (issue 19): scopes, expiry, last use. */
+/** API keys fit for integrations: scopes, expiry, last use. */
 describe('API key scopes and expiry', () => {
   let t: TestApp
   let acme: Tenant

@@ -200,7 +200,6 @@ describe('the outbox worker at shutdown', () => {
       topic,
       maxAttempts: 3,
       retryBaseMs: 0,
-      pollIntervalMs: 0,
       async run(job) {
         ran.push(job.kind)
         if (ran.length === 2) bothRun()

@@ -6,6 +6,7 @@ import { createTenant, allowingPrivateAddresses } from '../helpers/fixtures.js'
 import { inTransaction } from '../../src/hooks/deferred-events.js'
 import { shapeError } from '../../src/hooks/errors.js'
 import type { Tenant } from '../helpers/fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const NUL_MESSAGE = 'must not contain a NUL character'
 
@@ -14,14 +15,7 @@ describe('hostile input: NUL characters', () => {
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const expectNulRefused = (res: { status: number; body: any }, field: string) => {
     expect(res.status).toBe(400)

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto'
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
-import { createTenant, allowingPrivateAddresses } from '../helpers/fixtures.js'
+import { allowingPrivateAddresses } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { pruneIdempotencyKeys } from '../../src/hooks/idempotency.js'
 import { at, bookableLink, created, inDays } from '../reservations/fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const newKey = () => `key-${crypto.randomUUID()}`
 
@@ -13,14 +13,7 @@ describe('Idempotency-Key on POST and PATCH', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const contactsNamed = async (organizationId: number, email: string) =>
     Number((await t.db('contacts').where({ organization_id: organizationId, email }).count({ n: '*' }))[0].n)

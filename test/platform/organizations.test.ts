@@ -1,21 +1,14 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant, keyFor, signUp } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 describe('organizations, memberships and API keys', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   describe('/organizations', () => {
     it('when a user creates an organization, then 201 and the user is its owner', async () => {

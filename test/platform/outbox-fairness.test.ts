@@ -87,7 +87,7 @@ describe("the outbox when one organization's webhook receiver never answers", ()
       publicUrl: 'https://crm.example.test',
       smtpUrl: mailbox.url,
       // Mail is found by the poll (no commit kicks it): a short one, so only a held worker delays it.
-      mailPollIntervalMs: 100,
+      outboxPollIntervalMs: 100,
       webhookAllowPrivate: true,
       webhookTimeoutMs: WEBHOOK_TIMEOUT_MS,
       // The tarpit's failed attempts are not retried while the test runs.

@@ -54,8 +54,8 @@ async function organizationKey(port: number): Promise<string> {
 }
 
 /**
- * Issue 40: a process killed (kill -9) in the middle of a slow send held the job under a fixed
- * lease, and every later message of the conversation waited behind it. The process started next
+ * A process killed (kill -9) in the middle of a slow send must not hold the job, and every later
+ * message of the conversation behind it, for a whole lease. The process started next
  * takes the dead worker's job over at once: the conversation's queue drains in seconds, in order,
  * with at most the one message that was in flight sent twice.
  */
@@ -66,7 +66,7 @@ describe('when the server is killed while it sends a conversation\'s messages', 
     dirs.push(dataDir)
     const env = {
       LOG_LEVEL: 'warn', npm_config_update_notifier: 'false', DATA_DIR: dataDir, META_GRAPH_URL: `${graph.url}/v21.0`,
-      PUBLIC_URL: 'https://crm.example.test', MESSAGE_POLL_INTERVAL_MS: '5000', ...(process.env.DATABASE_URL ? {} : { DATABASE_URL: '' })
+      PUBLIC_URL: 'https://crm.example.test', OUTBOX_POLL_INTERVAL_MS: '5000', ...(process.env.DATABASE_URL ? {} : { DATABASE_URL: '' })
     }
     const start = async () => {
       const port = await freePort()

@@ -23,7 +23,7 @@ describe('the transactional outbox (one worker for mail, channel messages and we
   // Each test has a topic of its own: the application's worker and other test files never claim it.
   const newTopic = () => `test-${crypto.randomUUID()}`
   const workerFor = (handler: Partial<JobHandler> & Pick<JobHandler, 'topic' | 'run'>) =>
-    new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }) }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
+    new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }) }).register({ maxAttempts: 3, retryBaseMs: 0, ...handler })
   const jobs = (topic: string) => t.db('outbox_jobs').where({ topic }).orderBy('id')
 
   it('when jobs share an ordering key, then they run one at a time in the order written, a retried one holding back the ones after it; other keys go on meanwhile', async () => {
@@ -92,7 +92,7 @@ describe('the transactional outbox (one worker for mail, channel messages and we
     const released = new Promise<void>((resolve) => (release = resolve))
     const state = { running: 0, most: 0, release }
     const handler: JobHandler = {
-      topic, maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0,
+      topic, maxAttempts: 3, retryBaseMs: 0,
       async run(): Promise<JobOutcome> {
         state.running += 1
         state.most = Math.max(state.most, state.running)
@@ -140,7 +140,7 @@ describe('the transactional outbox (one worker for mail, channel messages and we
     const ran: string[] = []
     const worker = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), concurrency: 2 })
       .register(handler)
-      .register({ topic: quickTopic, maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, run: async (job) => { ran.push(job.kind); return { status: 'done' } } })
+      .register({ topic: quickTopic, maxAttempts: 3, retryBaseMs: 0, run: async (job) => { ran.push(job.kind); return { status: 'done' } } })
     await enqueueJobs(t.db, [1, 2, 3].map(() => ({ topic: slowTopic, kind: 'slow', payload: {} })))
     await enqueueJob(t.db, { topic: quickTopic, kind: 'quick', payload: {} })
     const { meanwhile, report } = await drainWhileHanging(worker, state, ran)
@@ -266,8 +266,8 @@ describe('the transactional outbox (one worker for mail, channel messages and we
         return { status: 'done' }
       }
     }
-    const holder = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
-    const other = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, pollIntervalMs: 0, ...handler })
+    const holder = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, ...handler })
+    const other = new OutboxWorker({ db: t.db, logger: pino({ level: 'silent' }), leaseSeconds: 1 }).register({ maxAttempts: 3, retryBaseMs: 0, ...handler })
     await enqueueJobs(t.db, [1, 2, 3].map(() => ({ topic, kind: 'long', payload: {} })))
     const holding = holder.deliverDue()
     for (let i = 0; i < 4; i++) {

@@ -122,7 +122,7 @@ describe.concurrent('the service as a process', () => {
   }, 90_000)
 
   it.each([
-    ['not a number', 'many', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' }, /WEB_CONCURRENCY must be a whole number of worker processes from 1 to 64, got 'many'/],
+    ['not a number', 'many', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/crm' }, /WEB_CONCURRENCY must be a whole number, got 'many'/],
     ['2 with the embedded database', '2', { DATABASE_URL: '' }, /WEB_CONCURRENCY above 1 needs DATABASE_URL/]
   ])('when WEB_CONCURRENCY is %s, then the start prints one line naming the problem and exits 1', async (_label, workers, env, message) => {
     const spawned = run(process.execPath, ['--import', 'tsx', 'src/index.ts'], { ...env, WEB_CONCURRENCY: workers, PORT: '0' })

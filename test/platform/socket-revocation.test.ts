@@ -1,11 +1,12 @@
 import crypto from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant, signUp } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { serveSockets } from '../helpers/sockets.js'
 import type { Listener } from '../helpers/sockets.js'
+import { useApp } from '../helpers/use-app.js'
 
 /** Sockets authenticate once, in their handshake; these tests end their credentials while they are open. */
 const REVOCATION_BOUND_MS = 5_000
@@ -22,16 +23,7 @@ describe('sockets whose credentials stop being valid', () => {
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    sockets = await serveSockets(t)
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await sockets.close()
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'], sockets: true }, (app) => ({ t, tenants: [acme, globex], sockets } = app))
 
   /** The ids of the conversations whose 'created' event reached the socket. */
   const conversationsHeard = (listener: Listener) => listener.received.filter((r) => r.event === 'conversations created').map((r) => r.data.id as number)

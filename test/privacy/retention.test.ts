@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { enqueueDuePurges } from '../../src/privacy/retention.js'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
@@ -8,6 +8,7 @@ import type { Tenant } from '../helpers/fixtures.js'
 import { createContact, createConversation, created } from '../conversations/fixtures.js'
 import { createDeal, createPipeline } from '../services/deal-fixtures.js'
 import { attachFile, settlePurges } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 /** Moves a record's deletion back in time: the purge compares deleted_at with the retention. */
 const deletedDaysAgo = (t: TestApp, table: string, ids: number[], days: number) =>
@@ -17,13 +18,7 @@ describe('retention of deleted records', () => {
   let t: TestApp
   let acme: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme'] }, (app) => ({ t, tenants: [acme] } = app))
 
   /** What the background scheduling does: a job per organization with something due, run by the outbox. */
   const purgeNow = async (tenant = acme) => {

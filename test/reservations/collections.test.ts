@@ -1,22 +1,16 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { addMember, createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { created } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe('reservation services, resources, links, hours and exceptions', () => {
   let t: TestApp
   let acme: Tenant
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Salon')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Salon'] }, (app) => ({ t, tenants: [acme] } = app))
 
   it('when a service is created with the required fields only, then the defaults apply and the interval follows the duration', async () => {
     const res = await t.http().post('/reservation-services').set(acme.key).send({ name: 'Cut', duration_minutes: 45 })

@@ -1,9 +1,9 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, contact, created, inDays, link, resourceWithHours, slotsOf } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -11,14 +11,7 @@ describe('reservations', () => {
   let t: TestApp
   let acme: Tenant
   let globex: Tenant
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Salon')
-    globex = await createTenant(t, 'Rival')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Salon', 'Rival'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   /** An hour-long service on one resource open 09:00-13:00 every day. */
   async function hourly(tenant = acme, service: Record<string, unknown> = {}, resource: Record<string, unknown> = {}) {

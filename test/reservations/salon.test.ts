@@ -1,10 +1,9 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { describe, it, expect } from 'vitest'
 import { DateTime } from 'luxon'
-import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
-import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, contact, created, link, nextClockChange } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ZONE = 'Europe/Madrid'
 
@@ -16,13 +15,7 @@ const ZONE = 'Europe/Madrid'
 describe('a salon in Madrid, end to end', () => {
   let t: TestApp
   let salon: Tenant
-  beforeAll(async () => {
-    t = await startApp()
-    salon = await createTenant(t, 'Salon')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Salon'] }, (app) => ({ t, tenants: [salon] } = app))
 
   it('when the salon is set up, then a week across the clock change offers 09:00-17:00 local, none on Sunday or the holiday, and bookings never overlap', async () => {
     await t.http().patch(`/organizations/${salon.organization.id}`).set(salon.bearer).send({ timezone: ZONE }).expect(200)

@@ -1,23 +1,17 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { describe, it, expect } from 'vitest'
 import { DateTime } from 'luxon'
-import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, contact, created, inDays, link, nextClockChange, resourceWithHours, slotsOf } from './fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe('available slots', () => {
   let t: TestApp
   let acme: Tenant
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Salon')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Salon'] }, (app) => ({ t, tenants: [acme] } = app))
 
   /** A 30-minute service every 45 minutes with 15-minute buffers, on one resource open 09:00-12:00. */
   async function bufferedService(extra: Record<string, unknown> = {}) {

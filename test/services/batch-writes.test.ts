@@ -5,7 +5,7 @@ import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { createDeal, createPipeline, createProduct } from './deal-fixtures.js'
 
-/** Batch create, upsert, batch-update and batch-delete (issue 19), through HTTP, on the shared mechanism. */
+/** Batch create, upsert, batch-update and batch-delete, through HTTP, on the shared mechanism. */
 describe('batch writes', () => {
   let t: TestApp
   let acme: Tenant

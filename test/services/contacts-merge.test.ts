@@ -8,7 +8,7 @@ import { createDeal, createPipeline } from './deal-fixtures.js'
 import { at, created, inDays, link, resourceWithHours } from '../reservations/fixtures.js'
 import { connectWebchat } from '../channels/fixtures.js'
 
-/** Duplicate contacts (issue 19): find-duplicates groups them, merge folds them into one. */
+/** Duplicate contacts: find-duplicates groups them, merge folds them into one. */
 describe('contact duplicates and merge', () => {
   let t: TestApp
   let acme: Tenant

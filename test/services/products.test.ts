@@ -1,9 +1,9 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest'
-import { startApp } from '../helpers/app.js'
+import { describe, it, expect, beforeAll } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { createProduct } from './deal-fixtures.js'
+import { useApp } from '../helpers/use-app.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -12,14 +12,7 @@ describe('products', () => {
   let acme: Tenant
   let globex: Tenant
 
-  beforeAll(async () => {
-    t = await startApp()
-    acme = await createTenant(t, 'Acme')
-    globex = await createTenant(t, 'Globex')
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  useApp({ tenants: ['Acme', 'Globex'] }, (app) => ({ t, tenants: [acme, globex] } = app))
 
   const search = (body: Record<string, unknown>, tenant = acme) =>
     t.http().post('/products').set(tenant.key).set('X-Service-Method', 'search').send(body)

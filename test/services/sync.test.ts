@@ -6,7 +6,7 @@ import type { Tenant } from '../helpers/fixtures.js'
 import { MAX_OR_BRANCHES } from '../../src/schemas.js'
 import { createDeal, createPipeline, createProduct } from './deal-fixtures.js'
 
-/** Sync and partial reads (issue 19): $withDeleted, $after keyset pages, $select, $or, custom-field filters. */
+/** Sync and partial reads: $withDeleted, $after keyset pages, $select, $or, custom-field filters. */
 describe('sync and partial reads', () => {
   let t: TestApp
   let acme: Tenant

@@ -7,9 +7,10 @@ import { RecordService } from '../../engine/record-service.js'
 import type { RecordServiceOptions } from '../../engine/record-service.js'
 import type { TriggerFamily } from '../../engine/trigger-families.js'
 import type { Relation } from '../../engine/read-model.js'
-import { containsPattern } from '../../engine/like.js'
+import { containsPattern } from '../../engine/search.js'
 import { httpGeocoder } from './geocoder.js'
 import type { Geocoder } from './geocoder.js'
+import { databaseOf } from '../../db.js'
 import type {
   Activity, ActivityCompletion, ActivityCompletionResult, ActivityData, ActivityPatch, ActivityQuery
 } from './activities.schema.js'
@@ -79,7 +80,7 @@ export class ActivityService extends RecordService<Activity, ActivityData, Activ
     const scoped = { ...params, query: { ...params.query, id: { $in: ids } } } as ActivityParams
     // Each activity changed is an activities.updated event (webhooks, when the write collects
     // them: writeTransaction sets params.alsoChanged) and a patched event (announceChanges).
-    const rows: Array<{ id: number }> = await this.written(this.dbOf(scoped), this.scopedWrite(null, scoped)
+    const rows: Array<{ id: number }> = await this.written(databaseOf(scoped, this.knex), this.scopedWrite(null, scoped)
       .update({ done, updated_at: this.knex.fn.now() })
       .returning('*'))
     params.alsoChanged?.push(...rows.map((record) => ({ path: 'activities', method: 'patch' as const, record })))

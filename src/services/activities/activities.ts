@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { secondsOf } from '../../schemas.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { oncePerCall } from '../../hooks/per-call.js'
@@ -14,6 +14,7 @@ import {
   activityQuerySchema, activityQueryValidator, activitySchema
 } from './activities.schema.js'
 import { activityMethods, activityPath } from './activities.shared.js'
+import { databaseOf } from '../../db.js'
 
 export * from './activities.class.js'
 export * from './activities.schema.js'
@@ -37,7 +38,7 @@ const resolveActivityType: Hook = async (context) => {
   const organizationId = await targetOrganization(context)
   // Once per call and type: the activities of a batch mostly share a few.
   const type = await oncePerCall(context, `activity-type:${organizationId}:${requested}`, async () =>
-    databaseOf(context)('activity_types')
+    databaseOf(context.params, context.app.get('knex'))('activity_types')
       .select('id', 'name')
       .where({ organization_id: organizationId })
       .whereRaw('lower(name) = ?', [requested])

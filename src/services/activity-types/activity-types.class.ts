@@ -2,9 +2,10 @@ import type { NullableId } from '@feathersjs/feathers'
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
-import { containsPattern } from '../../engine/like.js'
+import { containsPattern } from '../../engine/search.js'
 import type { Relation } from '../../engine/read-model.js'
 import type { ActivityType, ActivityTypeData, ActivityTypePatch, ActivityTypeQuery } from './activity-types.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { ActivityType, ActivityTypeData, ActivityTypePatch, ActivityTypeQuery }
 export type ActivityTypeParams = KnexAdapterParams<ActivityTypeQuery>
@@ -28,7 +29,7 @@ export class ActivityTypeService extends RecordService<ActivityType, ActivityTyp
    */
   async _patch(id: NullableId, data: ActivityTypePatch, params: ActivityTypeParams = {}): Promise<any> {
     if (id === null || data.name === undefined) return super._patch(id, data, params)
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       const type: ActivityType = await super._patch(id, data, { ...params, transaction: { starting: false, trx } })
       await trx('activities')
         .where({ organization_id: type.organization_id, activity_type_id: type.id })

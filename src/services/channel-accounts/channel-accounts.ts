@@ -3,7 +3,7 @@ import type { Application, HookContext } from '../../declarations.js'
 import { newToken } from '../../authentication.js'
 import { fieldError } from '../../hooks/errors.js'
 import { fieldErrors } from '../../hooks/validation-messages.js'
-import { databaseOf, loadBefore } from '../../hooks/tenant-scope.js'
+import { loadBefore } from '../../hooks/tenant-scope.js'
 import { readCredentials, verifyWithProvider } from '../../channels/accounts.js'
 import { channelSecretsKey, encryptSecret } from '../../channels/secrets.js'
 import { newIdentitySecret } from '../../channels/webchat-identity.js'
@@ -16,6 +16,7 @@ import {
 } from './channel-accounts.schema.js'
 import type { AccountChannel } from './channel-accounts.schema.js'
 import { channelAccountMethods, channelAccountPath } from './channel-accounts.shared.js'
+import { databaseOf } from '../../db.js'
 
 export * from './channel-accounts.class.js'
 export * from './channel-accounts.schema.js'
@@ -70,7 +71,7 @@ const checkConfigAndCredentials = async (context: AccountContext) => {
 
 /** The id a new account will have, taken before its insert: its credentials are encrypted bound to it. */
 async function reserveId(context: AccountContext): Promise<number> {
-  const { rows } = await databaseOf(context).raw("SELECT nextval(pg_get_serial_sequence('channel_accounts', 'id'))::int AS id")
+  const { rows } = await databaseOf(context.params, context.app.get('knex')).raw("SELECT nextval(pg_get_serial_sequence('channel_accounts', 'id'))::int AS id")
   const data = context.data as Record<string, any>
   data.id = rows[0].id
   return data.id

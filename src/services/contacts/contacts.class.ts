@@ -16,6 +16,7 @@ import { searchedNumber } from '../../phone-numbers.js'
 import type { Relation } from '../../engine/read-model.js'
 import type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch } from './contacts.schema.js'
 import type { PersonalDataErasureRequest, PersonalDataExportRequest } from './contacts.personal-data.js'
+import { databaseOf } from '../../db.js'
 
 export type { Contact, ContactData, ContactDuplicateSearch, ContactMerge, ContactPatch, ContactQuery, ContactSearch }
 export type ContactParams = KnexAdapterParams<ContactQuery>
@@ -188,7 +189,7 @@ export class ContactService extends RecordService<Contact, ContactData, ContactP
       throw fieldError('keep_identity_from', 'must be primary_id or one of duplicate_ids')
     }
     const organizationId = data.organization_id!
-    const effects = await this.dbOf(params).transaction(async (trx) => {
+    const effects = await databaseOf(params, this.knex).transaction(async (trx) => {
       const ids = [data.primary_id, ...data.duplicate_ids]
       const locked: Record<string, any>[] = await trx('contacts')
         .where('organization_id', organizationId).whereIn('id', ids).whereNull('deleted_at')

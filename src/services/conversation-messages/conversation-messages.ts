@@ -1,8 +1,7 @@
 import type { Params } from '@feathersjs/feathers'
 import type { Application, HookContext } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
-import { databaseOf } from '../../hooks/tenant-scope.js'
-import { readAll } from '../../db.js'
+import { readAll, databaseOf } from '../../db.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { tenantOperation } from '../../engine/tenant-operation.js'
 import { CHANNELS } from '../conversations/conversations.schema.js'
@@ -46,7 +45,7 @@ const resolveConversation = async (context: MessageContext) => {
     return
   }
   if (data.contact_id !== undefined) throw fieldError('contact_id', 'must be left out when conversation_id is sent')
-  const conversation = await databaseOf(context)('conversations')
+  const conversation = await databaseOf(context.params, context.app.get('knex'))('conversations')
     .where({ organization_id: data.organization_id, id: data.conversation_id })
     .whereNull('deleted_at')
     .first()
@@ -71,7 +70,7 @@ const fillPredefinedMessage = async (context: MessageContext) => {
   const data = context.data as Record<string, any>
   if (data.predefined_message_id === undefined) return
   if (data.content) throw fieldError('content', 'must be left out with predefined_message_id: the content comes from the predefined message')
-  const db = databaseOf(context)
+  const db = databaseOf(context.params, context.app.get('knex'))
   const predefined = await db('conversation_predefined_messages')
     .where({ organization_id: data.organization_id, id: data.predefined_message_id })
     .whereNull('deleted_at')
@@ -100,7 +99,7 @@ const fillPredefinedMessage = async (context: MessageContext) => {
 /** Attached files are live files of the same conversation; a reply answers a live message of it. */
 const checkAttachments = async (context: MessageContext) => {
   const data = context.data as Record<string, any>
-  const db = databaseOf(context)
+  const db = databaseOf(context.params, context.app.get('knex'))
   const where = { organization_id: data.organization_id, conversation_id: data.conversation_id ?? 0 }
   if (data.file_ids !== undefined) {
     data.file_ids = [...new Set<number>(data.file_ids)]
@@ -150,7 +149,7 @@ const checkProviderRules = async (context: MessageContext) => {
   if (channel !== 'whatsapp' && data.file_ids?.length && data.content?.trim()) {
     throw fieldError('content', `must be empty with a file on ${channel}: send the text in a message of its own`)
   }
-  const [{ last }] = await databaseOf(context)('conversations')
+  const [{ last }] = await databaseOf(context.params, context.app.get('knex'))('conversations')
     .max({ last: 'last_inbound_at' })
     .where({ organization_id: data.organization_id, channel_account_id: conversation.channel_account_id, contact_id: conversation.contact_id })
   if (!last || new Date(last).getTime() < Date.now() - SERVICE_WINDOW_MS) {

@@ -1,7 +1,7 @@
 import type { KnexAdapterParams } from '@feathersjs/knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
-import { containsPattern } from '../../engine/like.js'
+import { containsPattern } from '../../engine/search.js'
 import type {
   PredefinedMessage, PredefinedMessageData, PredefinedMessagePatch, PredefinedMessageQuery
 } from './conversation-predefined-messages.schema.js'

@@ -3,7 +3,7 @@ import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { Relation } from '../../engine/read-model.js'
-import { containsPattern } from '../../engine/like.js'
+import { containsPattern } from '../../engine/search.js'
 import type { Conversation, ConversationData, ConversationPatch, ConversationQuery } from './conversations.schema.js'
 
 export type { Conversation, ConversationData, ConversationPatch, ConversationQuery }

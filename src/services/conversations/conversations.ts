@@ -1,6 +1,6 @@
 import type { Application, HookContext } from '../../declarations.js'
 import { fieldError } from '../../hooks/errors.js'
-import { databaseOf, loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { ConversationService, LIST_JOINS, RECORD_JOINS, getOptions } from './conversations.class.js'
 import {
@@ -8,6 +8,7 @@ import {
   conversationQuerySchema, conversationQueryValidator, conversationSchema
 } from './conversations.schema.js'
 import { conversationMethods, conversationPath } from './conversations.shared.js'
+import { databaseOf } from '../../db.js'
 
 export * from './conversations.class.js'
 export * from './conversations.schema.js'
@@ -22,7 +23,7 @@ const checkAssignees = async (context: ConversationContext) => {
   const ids: number[] = [...new Set<number>(data.assignee_user_ids)]
   data.assignee_user_ids = ids
   if (ids.length === 0) return
-  const members: number[] = await databaseOf(context)('organizations_users')
+  const members: number[] = await databaseOf(context.params, context.app.get('knex'))('organizations_users')
     .where({ organization_id: await targetOrganization(context) })
     .whereIn('user_id', ids)
     .pluck('user_id')
@@ -67,7 +68,7 @@ const checkStage = async (context: ConversationContext) => {
   }
   const pipelineId = data.pipeline_id ?? (context.method === 'patch' ? (await loadBefore(context)).pipeline_id : null)
   if (!pipelineId) throw fieldError('pipeline_id', 'is required with pipeline_stage_id')
-  const stage = await databaseOf(context)('pipeline_stages')
+  const stage = await databaseOf(context.params, context.app.get('knex'))('pipeline_stages')
     .first('id')
     .where({ organization_id: await targetOrganization(context), id: data.pipeline_stage_id, pipeline_id: pipelineId })
     .whereNull('deleted_at')
@@ -107,7 +108,7 @@ const mergeAiContext = async (context: ConversationContext) => {
 const checkChannelAccount = async (context: ConversationContext) => {
   const data = context.data as Record<string, any>
   if (data.channel_account_id === undefined) return
-  const account = await databaseOf(context)('channel_accounts')
+  const account = await databaseOf(context.params, context.app.get('knex'))('channel_accounts')
     .first('channel')
     .where({ organization_id: await targetOrganization(context), id: data.channel_account_id })
   if (account && account.channel !== data.channel) {

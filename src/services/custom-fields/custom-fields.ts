@@ -1,6 +1,6 @@
 import { BadRequest, Conflict } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, databaseOf } from '../../hooks/tenant-scope.js'
+import { loadBefore } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { CustomFieldService, getOptions } from './custom-fields.class.js'
 import {
@@ -10,6 +10,7 @@ import {
 } from './custom-fields.schema.js'
 import { customFieldMethods, customFieldPath } from './custom-fields.shared.js'
 import { refuseReservedFieldNames } from '../../hooks/custom-field-values.js'
+import { databaseOf } from '../../db.js'
 
 export * from './custom-fields.class.js'
 export * from './custom-fields.schema.js'
@@ -35,7 +36,7 @@ const checkDefinition = async (context: HookContext) => {
   const key = context.method === 'create' ? data.key : undefined
   const name = typeof data.name === 'string' ? data.name.trim() : undefined
   if (key === undefined && name === undefined) return context
-  const db = databaseOf(context)
+  const db = databaseOf(context.params, context.app.get('knex'))
   const taken = await db('custom_fields')
     .select('key', 'name')
     .where({ organization_id: current.organization_id, entity_type: current.entity_type })

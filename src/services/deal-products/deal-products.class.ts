@@ -7,6 +7,7 @@ import { RecordService } from '../../engine/record-service.js'
 import type { UpsertRecord } from '../../engine/record-service.js'
 import { Exact, exact, toCents } from '../deals/money.js'
 import type { DealProduct, DealProductData, DealProductPatch, DealProductQuery, DiscountType } from './deal-products.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { DealProduct, DealProductData, DealProductPatch, DealProductQuery }
 export type DealProductParams = KnexAdapterParams<DealProductQuery>
@@ -130,7 +131,7 @@ export class DealProductService extends RecordService<DealProduct, DealProductDa
    * its index (errors["2"].price).
    */
   async pricedLines(lines: DealProductData[], params: DealProductParams) {
-    const db = params.transaction?.trx ?? this.knex
+    const db = databaseOf(params, this.knex)
     const products: Record<string, any>[] = await db('products')
       .select('id', 'name', 'sku', 'price', 'tax_percentage')
       .where({ organization_id: lines[0].organization_id! })

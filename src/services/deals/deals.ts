@@ -1,6 +1,6 @@
 import { BadRequest } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { loadBefore, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
+import { loadBefore, targetOrganization } from '../../hooks/tenant-scope.js'
 import { byExternalId } from '../../engine/batch-writes.js'
 import { oncePerCall } from '../../hooks/per-call.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
@@ -11,6 +11,7 @@ import {
   dealPatchSchema, dealPatchValidator, dealQuerySchema, dealQueryValidator, dealSchema
 } from './deals.schema.js'
 import { dealMethods, dealPath } from './deals.shared.js'
+import { databaseOf } from '../../db.js'
 
 export * from './deals.class.js'
 export * from './deals.schema.js'
@@ -27,7 +28,7 @@ const verifyStageOfPipeline = async (context: HookContext<DealService>) => {
   }
   // Once per call and stage: the deals of a batch mostly share a few.
   const stage = await oncePerCall(context, `stage:${where.organization_id}:${where.id}:${where.pipeline_id}`, async () =>
-    databaseOf(context)('pipeline_stages').first('id').where(where).whereNull('deleted_at'))
+    databaseOf(context.params, context.app.get('knex'))('pipeline_stages').first('id').where(where).whereNull('deleted_at'))
   if (!stage) throw new BadRequest('Invalid reference', { errors: { pipeline_stage_id: "must be a stage of the deal's pipeline" } })
   return context
 }

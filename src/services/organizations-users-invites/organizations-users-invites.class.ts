@@ -11,6 +11,7 @@ import type { UserParams } from '../users/users.class.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { Relation } from '../../engine/read-model.js'
 import type { Invitation, InvitationAccept, InvitationData, InvitationQuery } from './organizations-users-invites.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { Invitation, InvitationAccept, InvitationData, InvitationQuery }
 export type InvitationParams = KnexAdapterParams<InvitationQuery>
@@ -74,7 +75,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   async create(body: any, params: InvitationParams = {}): Promise<any> {
     const data = body as InvitationData
     const organizationId = data.organization_id!
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       // Serialises invitations of one address to one organization, so two concurrent requests
       // cannot both pass the checks below.
       await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [organizationId, data.email])
@@ -100,7 +101,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
   async patch(id: NullableId, data: InvitationAccept, params: InvitationParams = {}): Promise<any> {
     if (id === null) throw new MethodNotAllowed('Accept one invitation at a time')
     if (!/^\d{1,9}$/.test(String(id))) throw invalidToken()
-    const { accepted, membership } = await this.dbOf(params).transaction(async (trx) => {
+    const { accepted, membership } = await databaseOf(params, this.knex).transaction(async (trx) => {
       // Found through the unique token index; the row lock makes a second acceptance wait and then see 'accepted'.
       const invitation = await trx(TABLE)
         .where({ token_hash: hashToken(data.token), id: Number(id) })
@@ -131,7 +132,7 @@ export class InvitationService extends RecordService<Invitation, InvitationData,
     const before = params.before ?? (await this.storedRow(id, params))
     // status = 'pending' in the statement itself: a concurrent acceptance holds the row lock,
     // and once it commits this statement finds the row accepted and changes nothing.
-    const db = this.dbOf(params)
+    const db = databaseOf(params, this.knex)
     const [revoked] = await this.written(db, db(TABLE)
       .where({ organization_id: before.organization_id, id: before.id, status: 'pending' })
       .whereNull('deleted_at')

@@ -1,6 +1,6 @@
 import { BadRequest, Forbidden, NotFound } from '@feathersjs/errors'
 import type { Application, HookContext } from '../../declarations.js'
-import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
+import { FORBIDDEN_MESSAGE, accessibleOrganizations, targetOrganization } from '../../hooks/tenant-scope.js'
 import { tenantResource } from '../../engine/tenant-resource.js'
 import { mail } from '../../mail/index.js'
 import { INVITATION_JOINS, InvitationService, getOptions } from './organizations-users-invites.class.js'
@@ -11,6 +11,7 @@ import {
   invitationSchema
 } from './organizations-users-invites.schema.js'
 import { invitationMethods, invitationPath } from './organizations-users-invites.shared.js'
+import { databaseOf } from '../../db.js'
 
 export * from './organizations-users-invites.class.js'
 export * from './organizations-users-invites.schema.js'
@@ -57,7 +58,7 @@ async function acceptingCallerIsInvitee(context: InvitationContext) {
   if (!caller || context.params.system) return context
   const notFound = new NotFound(`No record found for id '${context.id}'`)
   if (!/^\d{1,9}$/.test(String(context.id))) throw notFound
-  const invitation = await databaseOf(context)('organizations_users_invites')
+  const invitation = await databaseOf(context.params, context.app.get('knex'))('organizations_users_invites')
     .where({ id: Number(context.id) })
     .whereNull('deleted_at')
     .first('organization_id', 'email')

@@ -5,6 +5,7 @@ import type { Application } from '../../declarations.js'
 import { FORBIDDEN_MESSAGE } from '../../hooks/tenant-scope.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { Membership, MembershipPatch, MembershipQuery } from './organizations-users.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { Membership, MembershipPatch, MembershipQuery }
 export type MembershipParams = KnexAdapterParams<MembershipQuery>
@@ -49,7 +50,7 @@ export class MembershipService extends RecordService<Membership, never, Membersh
     if ((current.role === 'owner' || newRole === 'owner') && callerRole !== 'owner' && !params.system) {
       throw new Forbidden(FORBIDDEN_MESSAGE)
     }
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       const owners = await trx('organizations_users')
         .where({ organization_id: current.organization_id, role: 'owner' })
         .forUpdate()

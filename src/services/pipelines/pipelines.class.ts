@@ -5,6 +5,7 @@ import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { Pipeline, PipelineData, PipelinePatch, PipelineQuery } from './pipelines.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { Pipeline, PipelineData, PipelinePatch, PipelineQuery }
 export type PipelineParams = KnexAdapterParams<PipelineQuery>
@@ -42,7 +43,7 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
 
   /** A pipeline that deals use keeps its type 'deal'. */
   async _patch(id: NullableId, data: PipelinePatch, params: PipelineParams = {}): Promise<any> {
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
       if (id !== null && data.type !== undefined && data.type !== 'deal') {
         const pipeline = await this.storedRow(id, scoped)
@@ -54,7 +55,7 @@ export class PipelineService extends RecordService<Pipeline, PipelineData, Pipel
 
   /** Soft-deletes the pipeline and (softDeleteCascade) its stages at the same instant, unless deals still use it. */
   async _remove(id: NullableId, params: PipelineParams = {}): Promise<any> {
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       const scoped = { ...params, transaction: { trx } } as PipelineParams
       if (id !== null) await refuseWhileDealsUse(trx, await this.storedRow(id, scoped), 'pipeline_id', 'pipeline')
       return super._remove(id, scoped)

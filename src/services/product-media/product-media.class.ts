@@ -12,6 +12,7 @@ import { mediaTypeList } from '../../storage/index.js'
 import { requireAcceptedType } from '../../storage/receive.js'
 import { sanitizeFileName } from '../../storage/multipart.js'
 import type { UploadedFile } from '../../storage/multipart.js'
+import { databaseOf } from '../../db.js'
 import type {
   ProductMedia, ProductMediaData, ProductMediaPatch, ProductMediaQuery, ProductMediaReorder, ProductMediaReorderResult
 } from './product-media.schema.js'
@@ -44,9 +45,6 @@ function nextPosition(trx: Knex.Transaction, organizationId: number, productId: 
 }
 
 export class ProductMediaService extends RecordService<ProductMedia, ProductMediaData, ProductMediaParams, ProductMediaPatch> {
-  private timer?: NodeJS.Timeout
-  private purging?: Promise<unknown>
-
   constructor(options: RecordServiceOptions, private app: Application) {
     super(options)
   }
@@ -79,7 +77,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
     await this.storage.put(key, fs.createReadStream(upload.path), { contentType: detected.mime, size: upload.size })
     const publicUrl = this.storage.publicUrl(key)
     try {
-      return await this.dbOf(params).transaction(async (trx) => {
+      return await databaseOf(params, this.knex).transaction(async (trx) => {
         await lockProductMedia(trx, organizationId, data.product_id)
         const [media] = await this.written(trx, trx('product_media').insert({
           organization_id: organizationId,
@@ -141,27 +139,6 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
       }
       return { claimed: rows.length, purged: done.length }
     })
-  }
-
-  /** Starts the background purge with the app (MEDIA_PURGE_INTERVAL_S; 0 turns it off). */
-  async setup() {
-    await super.setup()
-    const intervalS = this.app.get('mediaPurgeIntervalS')
-    if (!intervalS) return
-    this.timer = setInterval(() => {
-      if (this.purging) return
-      this.purging = this.purgeDeleted()
-        .catch((error) => this.app.get('logger')?.error({ err: error }, 'media purge failed'))
-        .finally(() => (this.purging = undefined))
-    }, intervalS * 1000)
-    this.timer.unref()
-  }
-
-  /** Stops the background purge and waits for a pass in progress. */
-  async teardown() {
-    clearInterval(this.timer)
-    this.timer = undefined
-    await this.purging
   }
 }
 

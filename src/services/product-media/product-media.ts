@@ -5,6 +5,7 @@ import { tenantOperation } from '../../engine/tenant-operation.js'
 import type { RecordService } from '../../engine/record-service.js'
 import { announceChanges } from '../../hooks/deferred-events.js'
 import { storage } from '../../storage/index.js'
+import { runInBackground } from '../../background.js'
 import { PRODUCT, ProductMediaReorderService, ProductMediaService, getOptions, sanitizeFileName } from './product-media.class.js'
 import {
   productMediaDataValidator, productMediaPatchSchema,
@@ -45,6 +46,7 @@ export const productMedia = (app: Application) => {
     koa: { before: [multipartUpload(app, () => app.get('uploadMaxBytes'))] },
     docs: { createContentType: 'multipart/form-data', noun: { one: 'product media item' } }
   })
+  purgeDeletedMedia(app)
 
   tenantOperation(app, {
     path: productMediaReorderPath,
@@ -56,6 +58,17 @@ export const productMedia = (app: Application) => {
     validators: { data: productMediaReorderValidator },
     rules: { create: [liveProduct] },
     after: { create: [answerOk, announceChanges(productMediaPath, 'patched')] }
+  })
+}
+
+/** Removes the files of deleted items in the background (MEDIA_PURGE_INTERVAL_S; 0 turns it off). */
+function purgeDeletedMedia(app: Application) {
+  const intervalS = app.get('mediaPurgeIntervalS')
+  if (!intervalS) return
+  runInBackground(app, {
+    name: 'media purge',
+    intervalMs: intervalS * 1000,
+    pass: () => app.service(productMediaPath).purgeDeleted()
   })
 }
 

@@ -5,7 +5,8 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { Nullable, RecordId, listQuery, softDeleteTimestamps } from '../../schemas.js'
-import { targetOrganization, databaseOf } from '../../hooks/tenant-scope.js'
+import { targetOrganization } from '../../hooks/tenant-scope.js'
+import { databaseOf } from '../../db.js'
 
 const ImageUrl = (type: string) =>
   Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000, description: `public URL from POST /storage-url-signing (type ${type})` }))
@@ -80,7 +81,7 @@ export const checkServiceIds = async (context: HookContext) => {
   const ids = (context.data as BookingLinkPatch).service_ids
   if (!ids?.length) return context
   const organizationId = await targetOrganization(context)
-  const found = await databaseOf(context)('reservation_services')
+  const found = await databaseOf(context.params, context.app.get('knex'))('reservation_services')
     .where('organization_id', organizationId).whereIn('id', ids).whereNull('deleted_at').pluck('id')
   const missing = ids.filter((id) => !found.includes(id))
   if (missing.length) {

@@ -4,7 +4,8 @@ import type { Static } from '@feathersjs/typebox'
 import type { HookContext } from '../../declarations.js'
 import { dataValidator, queryValidator, getValidator } from '../../validators.js'
 import { EndTimeOfDay, RecordId, TimeOfDay, listQuery, secondsOf, softDeleteTimestamps } from '../../schemas.js'
-import { loadBefore, databaseOf } from '../../hooks/tenant-scope.js'
+import { loadBefore } from '../../hooks/tenant-scope.js'
+import { databaseOf } from '../../db.js'
 
 export const reservationAvailabilitySchema = Type.Object(
   {
@@ -54,7 +55,7 @@ export const checkWindow = async (context: HookContext) => {
   if (secondsOf(window.end_time) <= secondsOf(window.start_time)) {
     throw new BadRequest('Validation failed', { errors: { end_time: 'must be later than start_time' } })
   }
-  const overlapping = await databaseOf(context)('reservation_resource_availability')
+  const overlapping = await databaseOf(context.params, context.app.get('knex'))('reservation_resource_availability')
     .where({ organization_id: window.organization_id, resource_id: window.resource_id, day_of_week: window.day_of_week })
     .whereNull('deleted_at')
     .where('start_time', '<', window.end_time)

@@ -5,11 +5,12 @@ import type { Knex } from 'knex'
 import type { Application } from '../../declarations.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { Relation } from '../../engine/read-model.js'
-import { containsPattern } from '../../engine/like.js'
+import { containsPattern } from '../../engine/search.js'
 import { checkPartySize, loadServiceContext, needsFor } from '../../reservations/slot-data.js'
 import { holdUnits, releaseUnits } from '../../reservations/hold.js'
 import { ACTIVE_STATUSES, FINAL_STATUSES, STATUS_MOVES } from './reservations.schema.js'
 import type { Reservation, ReservationData, ReservationPatch, ReservationQuery, ReservationStatus } from './reservations.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { Reservation, ReservationData, ReservationPatch, ReservationQuery }
 export type ReservationParams = KnexAdapterParams<ReservationQuery>
@@ -68,7 +69,7 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
    */
   async _create(data: any, params: ReservationParams = {}): Promise<any> {
     if (Array.isArray(data)) throw new BadRequest('Send one record at a time')
-    const db = params.transaction?.trx ?? this.knex
+    const db = databaseOf(params, this.knex)
     const context = await loadServiceContext(db, data.organization_id, data.service_id)
     const partySize = data.party_size ?? 1
     const preferred = data.resource_id ?? undefined
@@ -101,7 +102,7 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
    */
   async _patch(id: NullableId, data: any, params: ReservationParams = {}): Promise<any> {
     if (id === null) throw new BadRequest('Patch one reservation at a time')
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       const current = await this.scopedRow(trx, id, params)
       const changes: Record<string, unknown> = { ...data }
       const status = current.status as ReservationStatus
@@ -155,7 +156,7 @@ export class ReservationService extends RecordService<Reservation, ReservationDa
   /** Soft delete; the units are released in the same transaction. */
   async _remove(id: NullableId, params: ReservationParams = {}): Promise<any> {
     if (id === null) throw new BadRequest('Delete one reservation at a time')
-    return this.dbOf(params).transaction(async (trx) => {
+    return databaseOf(params, this.knex).transaction(async (trx) => {
       const current = await this.scopedRow(trx, id, params)
       await releaseUnits(trx, current.organization_id, current.id)
       return super._remove(id, { ...params, transaction: { trx } } as ReservationParams)

@@ -6,6 +6,7 @@ import { enqueueJob } from '../../outbox/index.js'
 import { WEBHOOK_TOPIC, orderingKeyOf } from '../../webhooks/events.js'
 import { RecordService } from '../../engine/record-service.js'
 import type { WebhookDelivery, WebhookDeliveryQuery } from './webhook-deliveries.schema.js'
+import { databaseOf } from '../../db.js'
 
 export type { WebhookDelivery, WebhookDeliveryQuery }
 export type WebhookDeliveryParams = KnexAdapterParams<WebhookDeliveryQuery>
@@ -22,7 +23,7 @@ export class WebhookDeliveryService extends RecordService<WebhookDelivery, never
    */
   async redeliver(data: { organization_id?: number; id?: number }, params: WebhookDeliveryParams): Promise<WebhookDelivery> {
     const id = idOfPath(params, data)
-    const db = params.transaction?.trx ?? this.knex
+    const db = databaseOf(params, this.knex)
     const delivery = await db.transaction(async (trx) => {
       const [row] = await trx('webhook_deliveries')
         .where({ organization_id: data.organization_id, id })

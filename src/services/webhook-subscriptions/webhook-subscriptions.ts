@@ -29,7 +29,7 @@ const checkUrl = async (context: HookContext) => {
   } catch {
     throw fieldError('url', 'must be a URL like https://example.com/webhooks')
   }
-  if (process.env.NODE_ENV === 'production' && parsed.protocol !== 'https:') throw fieldError('url', 'must be an https:// URL')
+  if (context.app.get('webhookRequireHttps') && parsed.protocol !== 'https:') throw fieldError('url', 'must be an https:// URL')
   if (parsed.username || parsed.password) throw fieldError('url', 'must not carry a user name or password')
   if (!context.app.get('webhookAllowPrivate')) {
     const refused = await refusedAddressOf(parsed.hostname)
