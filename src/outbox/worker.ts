@@ -182,7 +182,7 @@ export class OutboxWorker {
 
   /**
    * Runs every job that is due now, in free slots, claiming again as jobs end until none is due
-   * and its own jobs have ended; returns what they did.
+   * and the jobs this process has under way have ended; returns what its own jobs did.
    */
   async deliverDue(): Promise<DeliveryReport> {
     if (!this.stopped && !this.liveness) await this.ensureLiveness()
@@ -198,7 +198,13 @@ export class OutboxWorker {
         })
       })
       if (!this.stopping) await this.claimForFreeSlots((job) => mine.add(this.launch(job, report, mine)))
-      if (mine.size === 0 && (!woken || this.stopping)) return report
+      if (mine.size === 0 && (!woken || this.stopping)) {
+        // A job another pass of this process claimed first (the kick after a commit) ends before
+        // this call returns too: whoever asked for the due jobs sees their outcome.
+        if (this.stopping || this.underWay.size === 0) return report
+        await Promise.race(this.underWay)
+        continue
+      }
       await changed
     }
   }
