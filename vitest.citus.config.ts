@@ -14,7 +14,8 @@ export const CITUS_TESTS = [
   'test/services/activities.test.ts',
   'test/services/pipelines.test.ts',
   'test/services/products.test.ts',
-  'test/citus/isolate-tenant.test.ts'
+  'test/citus/isolate-tenant.test.ts',
+  'test/citus/outbox-two-services.test.ts'
 ]
 
 process.env.CITUS_MULTI_SHARD_LEVEL ??= 'error'
