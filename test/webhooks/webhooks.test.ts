@@ -34,7 +34,8 @@ describe('outbound webhooks', () => {
   })
   beforeEach(async () => {
     // Each test starts with no subscriptions, so that events of one test never reach the next.
-    await t.db('webhook_subscriptions').update({ deleted_at: t.db.fn.now() })
+    // Across organizations: the background pool (on Citus the requests' pool refuses multi-shard statements).
+    await t.app.get('backgroundKnex')('webhook_subscriptions').update({ deleted_at: t.db.fn.now() })
     t.app.set('webhookAllowPrivate', true)
     receiver.reset()
   })
