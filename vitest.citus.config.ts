@@ -14,7 +14,26 @@ export const CITUS_TESTS = [
   'test/services/activities.test.ts',
   'test/services/pipelines.test.ts',
   'test/services/products.test.ts',
-  'test/citus/isolate-tenant.test.ts'
+  'test/conversations/automations.test.ts',
+  'test/conversations/bulk-actions.test.ts',
+  'test/conversations/conversations.test.ts',
+  'test/conversations/files.test.ts',
+  'test/conversations/messages.test.ts',
+  'test/conversations/predefined-messages.test.ts',
+  'test/conversations/realtime.test.ts',
+  'test/channels/credentials.test.ts',
+  'test/channels/inbound-failures.test.ts',
+  'test/channels/phone-numbers.test.ts',
+  'test/channels/webchat-widget-parts.test.ts',
+  'test/reservations/ai-assistants.test.ts',
+  'test/reservations/collections.test.ts',
+  'test/reservations/reservations.test.ts',
+  'test/reservations/salon.test.ts',
+  'test/reservations/slots.test.ts',
+  'test/webhooks/addresses.test.ts',
+  'test/webhooks/subscription-limit.test.ts',
+  'test/citus/isolate-tenant.test.ts',
+  'test/citus/outbox-two-services.test.ts'
 ]
 
 process.env.CITUS_MULTI_SHARD_LEVEL ??= 'error'

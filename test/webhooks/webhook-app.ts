@@ -39,7 +39,8 @@ export function useWebhookApp(ready: (world: WebhookWorld) => void) {
   })
   beforeEach(async () => {
     // Each test starts with no subscriptions, so that events of one test never reach the next.
-    await world.t.db('webhook_subscriptions').update({ deleted_at: world.t.db.fn.now() })
+    // Across organizations: the background pool (on Citus the requests' pool refuses multi-shard statements).
+    await world.t.app.get('backgroundKnex')('webhook_subscriptions').update({ deleted_at: world.t.db.fn.now() })
     world.t.app.set('webhookAllowPrivate', true)
     world.receiver.reset()
   })
