@@ -12,6 +12,7 @@ export const CITUS_TESTS = [
   'test/services/contacts.test.ts',
   'test/services/deals.test.ts',
   'test/services/activities.test.ts',
+  'test/services/activity-lists.test.ts',
   'test/services/pipelines.test.ts',
   'test/services/products.test.ts',
   'test/conversations/automations.test.ts',
