@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import type { Readable } from 'node:stream'
-import { parse } from 'csv-parse'
+import { CsvError, parse } from 'csv-parse'
 import { BadRequest } from '@feathersjs/errors'
 
 /**
@@ -80,7 +80,8 @@ export async function* rowsOf(bytes: Readable, dialect: CsvDialect): AsyncIterab
       yield { number: number++, cells }
     }
   } catch (error: any) {
-    if (typeof error?.code === 'string' && error.code.startsWith('CSV_')) throw unreadable(error)
+    // Every parse error of csv-parse (its codes are not all CSV_-prefixed: INVALID_OPENING_QUOTE).
+    if (error instanceof CsvError) throw unreadable(error)
     throw error
   } finally {
     bytes.destroy()

@@ -111,6 +111,10 @@ describe('CSV imports from other CRMs and address books', () => {
     const broken = await upload(t, acme, Buffer.from('First Name,Email\n"Ada,ada@x.test\n'), { resource: 'contacts' })
     expect(broken.status).toBe(400)
     expect(broken.body.errors.file).toBeTruthy()
+    // A quote inside an unquoted cell: csv-parse's INVALID_OPENING_QUOTE, a 400 like the others.
+    const stray = await upload(t, acme, Buffer.from('First Name,Email\nA"da,ada@x.test\n'), { resource: 'contacts' })
+    expect(stray.status, JSON.stringify(stray.body)).toBe(400)
+    expect(stray.body.errors.file).toMatch(/quote/i)
     expect((await t.http().get('/imports').set(acme.key)).body.total).toBe(0)
   })
 
