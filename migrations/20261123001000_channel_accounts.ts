@@ -19,7 +19,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('webhook_key').notNullable()
     t.text('verify_token').notNullable()
     t.text('widget_token')
-    // AES-256-GCM (src/channels/secrets.ts): never plain text at rest.
+    // AES-256-GCM (src/services/inbox/channels/secrets.ts): never plain text at rest.
     t.text('credentials')
     t.check(`channel IN ${ACCOUNT_CHANNELS}`, [], 'channel_accounts_channel_check')
     t.check(`(channel = 'webchat') = (widget_token IS NOT NULL)`, [], 'channel_accounts_widget_token_check')

@@ -4,7 +4,7 @@ import type { Knex } from 'knex'
  * invitations.created events carried the invitation's token in data.object, and their stored
  * deliveries kept it: whoever reads the organization's deliveries (or redelivers one to a URL
  * of theirs) could accept an owner invitation. Events leave secret fields out now
- * (src/webhooks/events.ts); this takes the token out of the deliveries already stored.
+ * (src/webhook-events.ts); this takes the token out of the deliveries already stored.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

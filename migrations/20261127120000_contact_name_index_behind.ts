@@ -7,7 +7,7 @@ import * as renameLocks from './20261127110100_name_gram_rename_locks.js'
  * it: a contact's create, rename or delete wrote about forty gram rows and their counters in the
  * writer's transaction, most of the cost of a write. Now the write adds one row per contact to
  * contact_name_pending, and contact_name_index_drain() brings the grams up to date for a batch
- * of pending contacts at a time (src/services/contacts/name-index.ts runs it).
+ * of pending contacts at a time (src/services/crm/contacts/name-index.ts runs it).
  *
  * A pending row says "the grams of (organization, contact) may be stale" and records the version
  * the grams held when the change was made: its name if that version was live, nulls if it held

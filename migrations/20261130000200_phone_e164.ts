@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { e164Of } from '../src/phone-numbers.js'
+import { e164Of } from '../src/lib/phone-numbers.js'
 
 /**
  * Phone numbers in E.164 (docs/contacts.md#phone-numbers): contacts.phone_e164 holds the number

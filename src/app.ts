@@ -20,13 +20,13 @@ import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, passwordResetPage, verificationPage } from './link-pages.js'
 import { rateLimiting } from './rate-limit/index.js'
 import { outbox } from './outbox/index.js'
-import { personalData } from './privacy/index.js'
+import { personalData } from './services/crm/privacy/index.js'
 import { socketTransport } from './realtime.js'
 import { publishRecordEvents } from './realtime-events.js'
-import { channelWebhooks } from './channels/index.js'
-import { webchatWidget } from './channels/webchat-widget.js'
+import { channelWebhooks } from './services/inbox/channels/index.js'
+import { webchatWidget } from './services/inbox/channels/webchat-widget.js'
 import { patchToBatchMethod, renderedFormatter, restRequests } from './rest.js'
-import { bookingPage } from './reservations/booking-page.js'
+import { bookingPage } from './services/reservations/booking-page.js'
 
 /** GET /health: 200 once the app is set up and while the database answers, 503 otherwise. */
 const health = (app: Application) => (ctx: Context, next: Next) =>

@@ -2,7 +2,7 @@ import { hooks as schemaHooks } from '@feathersjs/schema'
 import type { Validator } from '@feathersjs/schema'
 import { StringEnum, Type } from '@feathersjs/typebox'
 import { dataValidator, getValidator } from './validators.js'
-import { userSchema } from './services/users/users.schema.js'
+import { userSchema } from './services/accounts/users/users.schema.js'
 
 /**
  * The bodies of `create` on authentication (POST /authentication, or a socket's sign-in), one per

@@ -1,7 +1,7 @@
 import type { Application, Caller, Role } from './declarations.js'
 import { accountsOf, keyExpired, liveApiKeys, sessionEnded } from './authentication.js'
 import { accessibleOrganizations } from './hooks/tenant-scope.js'
-import { openSessionIds } from './services/public-webchat/public-webchat.class.js'
+import { openSessionIds } from './services/inbox/public-webchat/public-webchat.class.js'
 
 export const organizationChannel = (organizationId: number) => `organizations/${organizationId}`
 /** A web-chat visitor's connections: the messages of their own conversation, notes excepted. */

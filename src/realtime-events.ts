@@ -8,7 +8,7 @@ import { pubSubConnections } from './redis-pubsub.js'
 import { organizationChannel, visitorChannel } from './realtime-connections.js'
 import type { Connection } from './realtime-connections.js'
 import { secretFieldsOf } from './secret-fields.js'
-import { chatClosed, visitorView } from './services/public-webchat/public-webchat.class.js'
+import { chatClosed, visitorView } from './services/inbox/public-webchat/public-webchat.class.js'
 
 /**
  * Live events of every tenant record over Socket.io (docs/realtime.md). Every service the

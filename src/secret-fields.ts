@@ -5,7 +5,7 @@ import feathersCore from '@feathersjs/feathers'
  * them (a new API key, a webhook signing secret, an invitation token, a booking's manage token, a
  * web-chat visitor token). Each service declares its own once, with its registration (the service
  * option `secretFields`); nothing kept or forwarded after the answer may hold them: webhook events
- * and their stored deliveries (src/webhooks/events.ts) and stored Idempotency-Key answers
+ * and their stored deliveries (src/webhook-events.ts) and stored Idempotency-Key answers
  * (src/hooks/idempotency.ts) go through withoutSecrets.
  */
 

@@ -5,7 +5,7 @@ import { DateTime } from 'luxon'
 import { createApp } from './app.js'
 import { migrate } from './db.js'
 import type { Application } from './declarations.js'
-import { totalOf } from './services/deals/money.js'
+import { totalOf } from './lib/money.js'
 import { exitOnStartupError } from './startup.js'
 import { asApiKey, createApiKey, createOwnedOrganization, refusalAsOneLine } from './account-steps.js'
 

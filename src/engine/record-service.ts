@@ -81,7 +81,7 @@ declare module '@feathersjs/feathers' {
     cascaded?: CascadedRow[]
     /**
      * A batch create or upsert that checks every record as it would write it (the whole chain of
-     * hooks, the keys matched) but writes nothing: an import's preview (src/imports). A batch
+     * hooks, the keys matched) but writes nothing: an import's preview (src/services/crm/imports). A batch
      * create answers [], an upsert {created, updated, data} with data the matched ids ({id: null}
      * for a record it would create).
      */

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Application } from '../declarations.js'
 import { errorBody, originalErrorOf, shapeError } from '../hooks/errors.js'
 import { requestLog } from '../logger.js'
-import { asSent, assistantOf, enabledTools, isToolKey } from '../services/ai-assistant-tools/tools.js'
+import { asSent, assistantOf, enabledTools, isToolKey } from '../services/reservations/ai-assistant-tools/tools.js'
 import { ERASING_TOOLS, MCP_TOOLS } from './tools.js'
 
 /** Who an MCP connection acts as, and which tools it may call. */

@@ -4,7 +4,7 @@ import { BadRequest } from '@feathersjs/errors'
 import { validateQuery } from '@feathersjs/schema'
 import type { Ajv } from '@feathersjs/schema'
 import { dataValidator, getValidator, queryValidator } from '../../src/validators.js'
-import '../../src/services/deals/deals.schema.js'
+import '../../src/services/crm/deals/deals.schema.js'
 
 describe('schema validators', () => {
   const schema = Type.Object({ limit: Type.Integer({ minimum: 1 }), name: Type.Optional(Type.String()) }, { $id: 'ValidatorsTestQuery', additionalProperties: false })

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { enqueueDuePurges } from '../../src/privacy/retention.js'
+import { enqueueDuePurges } from '../../src/services/crm/privacy/retention.js'
 import { startApp } from '../helpers/app.js'
 import type { TestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'

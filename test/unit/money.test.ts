@@ -1,8 +1,8 @@
 import { BadRequest } from '@feathersjs/errors'
 import { describe, expect, it } from 'vitest'
-import { lineTotals, settleLine } from '../../src/services/deal-products/deal-products.class.js'
-import type { Line } from '../../src/services/deal-products/deal-products.class.js'
-import { checkAmounts, exact, toCents, totalOf } from '../../src/services/deals/money.js'
+import { lineTotals, settleLine } from '../../src/services/crm/deal-products/deal-products.class.js'
+import type { Line } from '../../src/services/crm/deal-products/deal-products.class.js'
+import { checkAmounts, exact, toCents, totalOf } from '../../src/lib/money.js'
 import { MONEY_PATTERN, PERCENTAGE_PATTERN, QUANTITY_PATTERN } from '../../src/schemas.js'
 
 // Money in exact decimals, rounded half-up to cents, as on an invoice: never binary floats.

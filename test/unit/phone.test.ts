@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { checkedE164, e164Of, searchedNumber, senderPhone } from '../../src/phone-numbers.js'
-import { contactDataValidator } from '../../src/services/contacts/contacts.schema.js'
+import { checkedE164, e164Of, searchedNumber, senderPhone } from '../../src/lib/phone-numbers.js'
+import { contactDataValidator } from '../../src/services/crm/contacts/contacts.schema.js'
 
 // libphonenumber-js reads a contact's phone in its region: E.164 is what is stored, sent to and matched on.
 describe('phone numbers in E.164', () => {

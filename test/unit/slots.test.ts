@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { BadRequest } from '@feathersjs/errors'
-import { checkPartySize, needsFor } from '../../src/reservations/slot-data.js'
-import type { ServiceContext } from '../../src/reservations/slot-data.js'
-import { bookableRange, computeSlots, dayRange, heldRange, serviceDateOf } from '../../src/reservations/slots.js'
-import type { Allocation, ResourceException, SlotInput, SlotNeed, SlotResource, SlotService, WeeklyWindow } from '../../src/reservations/slots.js'
+import { checkPartySize, needsFor } from '../../src/services/reservations/slot-data.js'
+import type { ServiceContext } from '../../src/services/reservations/slot-data.js'
+import { bookableRange, computeSlots, dayRange, heldRange, serviceDateOf } from '../../src/services/reservations/slots.js'
+import type { Allocation, ResourceException, SlotInput, SlotNeed, SlotResource, SlotService, WeeklyWindow } from '../../src/services/reservations/slots.js'
 
 // The slot engine without a database: rows in, instants out, shown as the API writes them.
 const MINUTE = 60_000

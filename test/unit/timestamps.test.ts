@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ISO_TIMESTAMP, renderedColumn } from '../../src/engine/catalog.js'
-import { publicView } from '../../src/services/public-booking/public-booking.class.js'
+import { publicView } from '../../src/services/reservations/public-booking/public-booking.class.js'
 
 // Timestamps on the wire: ISO 8601 in UTC with milliseconds, whether Postgres renders them (the
 // read model) or Node does (answers built from rows).

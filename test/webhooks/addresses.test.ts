@@ -1,8 +1,8 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isPrivateAddress, refusedAddressOf } from '../../src/webhooks/addresses.js'
-import { postWebhook } from '../../src/webhooks/sender.js'
+import { isPrivateAddress, refusedAddressOf } from '../../src/services/integrations/webhooks/addresses.js'
+import { postWebhook } from '../../src/services/integrations/webhooks/sender.js'
 
 // Every spelling of an address a webhook must not reach; none of them is ever connected to.
 const REFUSED = [

@@ -8,7 +8,7 @@ import type { TestApp } from '../helpers/app.js'
 import { addMember } from '../helpers/fixtures.js'
 import type { Tenant } from '../helpers/fixtures.js'
 import { at, created } from '../reservations/fixtures.js'
-import { isPrivateAddress } from '../../src/webhooks/addresses.js'
+import { isPrivateAddress } from '../../src/services/integrations/webhooks/addresses.js'
 import type { Receiver } from './receiver.js'
 import { TIMEOUT_MS, useWebhookApp, verify } from './webhook-app.js'
 
