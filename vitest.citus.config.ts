@@ -34,7 +34,9 @@ export const CITUS_TESTS = [
   'test/webhooks/addresses.test.ts',
   'test/webhooks/subscription-limit.test.ts',
   'test/citus/isolate-tenant.test.ts',
-  'test/citus/outbox-two-services.test.ts'
+  'test/citus/outbox-two-services.test.ts',
+  // Starts two service processes (npm start) on the coordinator database.
+  'test/citus/outbox-two-processes.test.ts'
 ]
 
 process.env.CITUS_MULTI_SHARD_LEVEL ??= 'error'
