@@ -49,7 +49,7 @@ export async function prepareDatabase(adminUrl: string, name: string, options: D
       // A distributed database is made on every node by scripts/citus.sh; dropping it here would
       // leave a plain one. Seed it only while it is as createdb left it.
       if (citus.migrated) {
-        throw new Error(`${name} is a Citus database seeded at another scale (or --reseed): recreate it with scripts/citus.sh dropdb ${name} && scripts/citus.sh createdb ${name}`)
+        throw new Error(`${name} is a Citus database used already (seeded at another scale, a seed cut short, or --reseed): recreate it with scripts/citus.sh dropdb ${name} && scripts/citus.sh createdb ${name}`)
       }
       log(`Using the Citus database ${name} as scripts/citus.sh created it`)
     } else if (!reusable) {
