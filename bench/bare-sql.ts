@@ -2,6 +2,11 @@
  * The bare server's SQL, written by hand: each answer is one statement in which Postgres renders
  * the JSON the API sends, field for field (the check mode of bench/run.ts compares them), and
  * node passes the text through. Table aliases are always `t` for the record's own row.
+ *
+ * $1 is the organization in every statement, and the related rows are read by it (not by
+ * t.organization_id, the same value): so a Citus coordinator routes the whole statement to the
+ * one node holding the organization (it plans a correlation on the distribution column as a
+ * join across nodes, and refuses it).
  */
 
 /** ISO 8601 in UTC with milliseconds, as the API writes timestamps. */
@@ -21,7 +26,7 @@ const texts = (alias: string, columns: string[]) => columns.map((column) => `'${
  */
 const customFieldsByName = (entity: string) => `CASE WHEN t.custom_fields = '{}' THEN '{}'::json ELSE COALESCE((
     SELECT json_object_agg(d.name, t.custom_fields -> d.key ORDER BY d.position, d.id) FROM custom_fields d
-    WHERE d.organization_id = t.organization_id AND d.entity_type = '${entity}' AND d.deleted_at IS NULL
+    WHERE d.organization_id = $1 AND d.entity_type = '${entity}' AND d.deleted_at IS NULL
       AND jsonb_typeof(t.custom_fields -> d.key) <> 'null'), '{}') END`
 
 const SOFT_DELETE = ['created_at', 'updated_at', 'deleted_at']
@@ -45,7 +50,7 @@ export const contactJson = `json_build_object(
  */
 const related = (table: string, alias: string, from: string, fields: string, tenant = true) =>
   `(SELECT json_build_object(${fields}) FROM ${table} ${alias} WHERE ${alias}.id = t.${from}` +
-  (tenant ? ` AND ${alias}.organization_id = t.organization_id AND ${alias}.deleted_at IS NULL)` : ')')
+  (tenant ? ` AND ${alias}.organization_id = $1 AND ${alias}.deleted_at IS NULL)` : ')')
 
 /** fastJoinForDealsList: company, contact, pipelineStage and owner, with the spec's fields. */
 const DEAL_RELATIONS = [
@@ -61,7 +66,7 @@ const DEAL_RECORD_RELATIONS = [
   DEAL_RELATIONS,
   `'dealProducts', (SELECT COALESCE(json_agg(json_build_object(${plain('dp', ['id', 'description', 'discount_type', 'product_id', 'name', 'sku'])},
     ${texts('dp', ['quantity', 'price', 'discount_amount', 'discount_percentage', 'tax_percentage', 'total_amount_with_tax', 'total_amount_without_tax'])}) ORDER BY dp.id), '[]')
-    FROM deal_products dp WHERE dp.deal_id = t.id AND dp.organization_id = t.organization_id AND dp.deleted_at IS NULL)`
+    FROM deal_products dp WHERE dp.deal_id = t.id AND dp.organization_id = $1 AND dp.deleted_at IS NULL)`
 ].join(',\n  ')
 
 /** A deal, with its list relations when joined as a list joins, or a read by id's. */
@@ -89,7 +94,7 @@ const ACTIVITY_RELATIONS = [
 const ACTIVITY_RECORD_RELATIONS = [
   `'created_by_user', ${related('users', 'cu', 'created_by_user_id', `'id', cu.id, ${fullName('cu')}, 'email', cu.email`, false)}`,
   `'assigned_to_user', ${related('users', 'au', 'assigned_to_user_id', `'id', au.id, ${fullName('au')}, 'email', au.email`, false)}`,
-  `'deal', ${related('deals', 'de', 'deal_id', `${plain('de', ['id', 'name'])}, 'stage', (SELECT json_build_object('id', s.id, 'name', s.name) FROM pipeline_stages s WHERE s.organization_id = de.organization_id AND s.id = de.pipeline_stage_id)`)}`,
+  `'deal', ${related('deals', 'de', 'deal_id', `${plain('de', ['id', 'name'])}, 'stage', (SELECT json_build_object('id', s.id, 'name', s.name) FROM pipeline_stages s WHERE s.organization_id = $1 AND s.id = de.pipeline_stage_id)`)}`,
   `'contact', ${related('contacts', 'ct', 'contact_id', `'id', ct.id, ${fullName('ct')}, 'email', ct.email`)}`,
   `'company', ${related('companies', 'co', 'company_id', plain('co', ['id', 'name', 'website']))}`
 ].join(',\n  ')

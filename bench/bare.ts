@@ -60,17 +60,19 @@ async function answer(method: string, url: string, body: any): Promise<Answer> {
     return { status: 200, body: (await bodyOf(text, values))! }
   }
   const written = WRITTEN[collection]
+  // A write returns its row and an outer SELECT renders it: Citus refuses a RETURNING list with
+  // subqueries (the relations) or functions that are not immutable (to_char).
   if (method === 'POST' && !id && written?.kind === 'contacts') {
     const columns = writtenColumns(written.kind, body)
     // As the service creates a contact: its organization, its creator, its system type.
-    const text = `INSERT INTO ${written.table} AS t (organization_id, created_by_user_id, system_type, ${columns.map(([column]) => column).join(', ')})
-      VALUES ($1, $2, 'contact', ${columns.map((_, i) => `$${i + 3}`).join(', ')}) RETURNING ${written.json}::text AS body`
+    const text = `WITH t AS (INSERT INTO ${written.table} (organization_id, created_by_user_id, system_type, ${columns.map(([column]) => column).join(', ')})
+      VALUES ($1, $2, 'contact', ${columns.map((_, i) => `$${i + 3}`).join(', ')}) RETURNING *) SELECT ${written.json}::text AS body FROM t`
     return { status: 201, body: (await bodyOf(text, [organizationId, userId, ...columns.map(([, value]) => value)]))! }
   }
   if (method === 'PATCH' && id && written) {
     const columns = writtenColumns(written.kind, body)
-    const text = `UPDATE ${written.table} AS t SET ${columns.map(([column], i) => `${column} = $${i + 3}`).join(', ')}, updated_at = now()
-      WHERE t.organization_id = $1 AND t.id = $2 AND t.deleted_at IS NULL RETURNING ${written.json}::text AS body`
+    const text = `WITH t AS (UPDATE ${written.table} AS t SET ${columns.map(([column], i) => `${column} = $${i + 3}`).join(', ')}, updated_at = now()
+      WHERE t.organization_id = $1 AND t.id = $2 AND t.deleted_at IS NULL RETURNING *) SELECT ${written.json}::text AS body FROM t`
     const record = await bodyOf(text, [organizationId, Number(id), ...columns.map(([, value]) => value)])
     return record ? { status: 200, body: record } : notFound(id)
   }

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { Knex } from 'knex'
 import { createKnex, migrate } from '../src/db.js'
 import { seed } from './seed.js'
+import { isDistributed } from '../migrations/lib/citus.js'
 import { PLAIN_CONTACTS } from './bare-sql.js'
 import { CREATED_EMAIL_PREFIX } from './streams.js'
 
@@ -26,16 +27,32 @@ export async function prepareDatabase(adminUrl: string, name: string, options: D
   try {
     const exists = (await admin.raw('SELECT 1 FROM pg_database WHERE datname = ?', [name])).rows.length > 0
     let reusable = false
-    if (exists && !options.reseed) {
+    let citus: CitusState | undefined
+    if (exists) {
       const probe = await createKnex(benchUrl.toString(), './data', 1)
       try {
-        const marker = await probe.raw('SELECT summary FROM bench_seed WHERE scale = ?', [scale]).catch(() => ({ rows: [] }))
-        reusable = marker.rows.length > 0
+        if (!options.reseed) {
+          const marker = await probe.raw('SELECT summary FROM bench_seed WHERE scale = ?', [scale]).catch(() => ({ rows: [] }))
+          reusable = marker.rows.length > 0
+        }
+        citus = await citusState(probe)
       } finally {
         await probe.destroy()
       }
     }
-    if (!reusable) {
+    if (!exists && (await admin.raw(`SELECT current_setting('shared_preload_libraries') ~ 'citus' AS citus`)).rows[0].citus) {
+      // CREATE DATABASE on a coordinator makes a plain database on it alone: the run would
+      // measure single-node Postgres while looking like Citus.
+      throw new Error(`${name} does not exist on this Citus coordinator: create it with scripts/citus.sh createdb ${name} (the extension and the workers in it)`)
+    }
+    if (citus && !reusable) {
+      // A distributed database is made on every node by scripts/citus.sh; dropping it here would
+      // leave a plain one. Seed it only while it is as createdb left it.
+      if (citus.migrated) {
+        throw new Error(`${name} is a Citus database used already (seeded at another scale, a seed cut short, or --reseed): recreate it with scripts/citus.sh dropdb ${name} && scripts/citus.sh createdb ${name}`)
+      }
+      log(`Using the Citus database ${name} as scripts/citus.sh created it`)
+    } else if (!reusable) {
       log(`Creating database ${name}`)
       await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await admin.raw(`CREATE DATABASE ${name}`)
@@ -65,12 +82,29 @@ export async function prepareDatabase(adminUrl: string, name: string, options: D
     // Without it, on a server where autovacuum is off (this project's CI machine), each run is
     // slower than the one before it.
     const started = Date.now()
+    // On a coordinator a VACUUM without tables stays on the coordinator: the distributed tables
+    // are named, so that it runs on their shards on the workers too.
+    const distributed = (await citusState(db))
+      ? (await db.raw(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition ORDER BY 1`)).rows.map((row: { name: string }) => row.name)
+      : []
     await db.raw('VACUUM (ANALYZE)')
+    if (distributed.length) await db.raw(`VACUUM (ANALYZE) ${distributed.join(', ')}`)
     log(`Vacuumed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   } finally {
     await db.destroy()
   }
   return benchUrl.toString()
+}
+
+interface CitusState {
+  /** Whether the service's migrations ran in it. */
+  migrated: boolean
+}
+
+/** Whether a database has the citus extension (a coordinator's database), and whether it was migrated. */
+async function citusState(db: Knex): Promise<CitusState | undefined> {
+  const { rows } = await db.raw(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus, to_regclass('knex_migrations') IS NOT NULL AS migrated`)
+  return rows[0].citus ? { migrated: rows[0].migrated } : undefined
 }
 
 /** The contacts earlier runs created (their e-mail says so), from both tables: every run starts from the seeded rows. */
@@ -119,6 +153,9 @@ async function preparePlainCopy(db: Knex, log: (message: string) => void) {
   const started = Date.now()
   await db.raw(`DROP TABLE IF EXISTS ${PLAIN_CONTACTS}`)
   await db.raw(`CREATE TABLE ${PLAIN_CONTACTS} (LIKE contacts INCLUDING ALL)`)
+  // On a coordinator, held as contacts is (each organization's rows on the node of its contacts):
+  // the bare server's writes then cost what a write into contacts costs there, triggers aside.
+  if (await isDistributed(db)) await db.raw(`SELECT create_distributed_table(?, 'organization_id', colocate_with => 'contacts')`, [PLAIN_CONTACTS])
   const columns = (await writableColumns(db, 'contacts')).join(', ')
   await db.raw(`INSERT INTO ${PLAIN_CONTACTS} (${columns}) SELECT ${columns} FROM contacts`)
   log(`Made ${PLAIN_CONTACTS}, the plain copy of contacts, in ${((Date.now() - started) / 1000).toFixed(1)} s`)

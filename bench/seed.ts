@@ -2,6 +2,7 @@ import type { Knex } from 'knex'
 import { generateApiKey } from '../src/authentication.js'
 import { COUNTED_TABLES } from '../migrations/20261121000900_record_counts.js'
 import { DAY_COUNTS, recountedDays } from '../migrations/20261125000100_activity_day_counts.js'
+import { isCitus } from '../migrations/lib/citus.js'
 
 /**
  * Seeds the benchmark database with set-based SQL (INSERT ... SELECT over generate_series):
@@ -97,6 +98,9 @@ export async function seed(db: Knex, scale: number, log: (message: string) => vo
     await trx.raw(`SET LOCAL maintenance_work_mem = '256MB'`)
     await trx.raw(`SET LOCAL work_mem = '64MB'`)
     await trx.raw('SET LOCAL synchronous_commit = off')
+    // On a Citus coordinator the index drops below run on every shard in parallel, after which
+    // Citus refuses writes to reference tables in the same transaction; one connection per node does both.
+    if (await isCitus(trx)) await trx.raw(`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`)
 
     // Secondary indexes are dropped for the load and rebuilt once afterwards (far faster than
     // maintaining trigram GIN indexes row by row); constraints stay, so every reference is checked.
