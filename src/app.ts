@@ -91,6 +91,9 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(closeConnectionsWhileDraining(app))
   app.use(requestLogger(logger))
   app.use(errorMiddleware(logger))
+  // What fails once an answer is streaming (a CSV export's later page) can only cut it short:
+  // Koa reports it here, after errorMiddleware has let the request go.
+  app.on('error', (error: unknown, ctx?: { method?: string; url?: string }) => logger.error({ err: error, method: ctx?.method, url: ctx?.url }, 'streamed answer failed'))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(webchatWidget(app))

@@ -23,3 +23,11 @@ const losesConnection = (error: any) =>
  */
 export const isConnectionLoss = (error: unknown): boolean =>
   losesConnection(error) || losesConnection((error as any)?.[KNEX_ORIGINAL_ERROR])
+
+// Citus: a statement planned against a shard that a split or a move (isolate_tenant_to_new_shard,
+// a rebalance) replaced while it was sent. The statement did not run; sent again, it finds the new one.
+const SHARD_MOVED = /could not find valid entry for shard/
+
+/** Whether an error means the statement met a shard being replaced (Citus), rather than anything about the statement. */
+export const isShardMoved = (error: unknown): boolean =>
+  [error, (error as any)?.[KNEX_ORIGINAL_ERROR]].some((candidate) => typeof (candidate as any)?.message === 'string' && SHARD_MOVED.test((candidate as any).message))

@@ -31,6 +31,12 @@ export const SHARED_TABLES = [
 
 export const COORDINATOR_TABLES = ['outbox_jobs', 'idempotency_keys']
 
+/**
+ * LOOKUP_TABLES are distributed by their own key: a public token's organization, found by the
+ * token's hash alone (one single-shard read), written once per web-chat session or booking.
+ */
+export const LOOKUP_TABLES: Record<string, string> = { public_tokens: 'token_hash' }
+
 /** Tables the migrator keeps for itself: never distributed. */
 const MIGRATOR_TABLES = ['knex_migrations', 'knex_migrations_lock']
 
@@ -135,7 +141,7 @@ async function tenantTables(knex: Knex): Promise<string[]> {
         AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'organization_id' AND NOT a.attisdropped)
       ORDER BY c.relname`
   )
-  const other = new Set([...SHARED_TABLES, ...COORDINATOR_TABLES, ...MIGRATOR_TABLES])
+  const other = new Set([...SHARED_TABLES, ...COORDINATOR_TABLES, ...Object.keys(LOOKUP_TABLES), ...MIGRATOR_TABLES])
   return rows.map((row: { name: string }) => row.name).filter((name: string) => !other.has(name))
 }
 
@@ -167,7 +173,7 @@ export async function distributeSchema(knex: Knex) {
   for (const table of coordinator) if ((await citusTableType(knex, table)) !== 'local') todo.coordinator.push(table)
   for (const table of tenant) if ((await citusTableType(knex, table)) !== 'hash') todo.tenant.push(table)
   const moving = [...todo.shared, ...todo.coordinator, ...todo.tenant]
-  if (moving.length === 0) return
+  if (moving.length === 0) return distributeLookupTables(knex)
   // One connection per node for the whole transaction: creating shards over several connections
   // and then adding keys between them would need each shard's writes on the connection that made it.
   await knex.raw(`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`)
@@ -205,6 +211,11 @@ export async function distributeSchema(knex: Knex) {
     await knex.raw('SET LOCAL citus.enable_unsafe_triggers = on')
     for (const table of counted) await distributeCounterTriggers(knex, table)
   }
+  await distributeLookupTables(knex)
+}
+
+async function distributeLookupTables(knex: Knex) {
+  for (const table of await existing(knex, Object.keys(LOOKUP_TABLES))) await distributeLookupTable(knex, table, LOOKUP_TABLES[table])
 }
 
 /** Whether the schema is distributed already (Citus, after the distribution migration). */
@@ -222,6 +233,15 @@ export async function isDistributed(knex: Knex): Promise<boolean> {
 export async function distributeTenantTable(knex: Knex, table: string) {
   if (!(await isDistributed(knex))) return
   await distributeSchemaTables(knex, table, 'hash')
+}
+
+/** Distributes a lookup table by its own key, apart from the tenant tables (no-op off Citus or before the schema is distributed). */
+export async function distributeLookupTable(knex: Knex, table: string, key: string) {
+  if (!(await isDistributed(knex)) || (await citusTableType(knex, table)) === 'hash') return
+  const keys = await foreignKeysOf(knex, [table])
+  for (const foreign of keys) await knex.raw(`ALTER TABLE ${foreign.table} DROP CONSTRAINT ${foreign.name}`)
+  await knex.raw(`SELECT create_distributed_table(?, ?, colocate_with => 'none')`, [table, key])
+  for (const foreign of keys) await knex.raw(`ALTER TABLE ${foreign.table} ADD CONSTRAINT ${foreign.name} ${foreign.definition}`)
 }
 
 /** Makes a shared table a reference table (no-op off Citus or before the schema is distributed). */

@@ -209,7 +209,9 @@ export class ReadModel {
   async rendered(db: Knex, rows: Record<string, unknown>[]): Promise<Statement> {
     const projection = await this.projection(db, { relations: this.declaration.record })
     return {
-      raw: db.raw(`${arrayOf(projection, `jsonb_populate_recordset(NULL::${quote(this.table)}, ?::jsonb) WITH ORDINALITY AS p ORDER BY p.ordinality`)}`, [
+      // Each row and its place apart, rather than the record set WITH ORDINALITY: Citus sends the
+      // latter to a worker with `ordinality` ambiguous when a relation's subquery is routed along.
+      raw: db.raw(`${arrayOf(projection, `jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(row, place) CROSS JOIN LATERAL jsonb_populate_record(NULL::${quote(this.table)}, e.row) AS p ORDER BY e.place`)}`, [
         JSON.stringify(rows)
       ])
     }

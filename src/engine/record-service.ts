@@ -329,8 +329,9 @@ export class RecordService<
     if (Array.isArray(data) && params.dryRun) return []
     if (Array.isArray(data)) return this.written(db, db(this.table).insert(data).returning('*'))
     const guards = guardsOf(this, params)
-    const write = guards.length > 0 ? (await guardedInsert(this.knex, db, this.table, data, guards)).write : db(this.table).insert(data).returning('*')
-    const [record] = await this.written(db, write)
+    const guarded = guards.length > 0 ? await guardedInsert(this.knex, db, this.table, data, guards) : { write: db(this.table).insert(data).returning('*') }
+    if (!guarded) throw new WriteGuardsFailed(guards)
+    const [record] = await this.written(db, guarded.write)
     if (!record) throw new WriteGuardsFailed(guards)
     return this.withSecretsOf(data, record)
   }

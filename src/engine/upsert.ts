@@ -66,10 +66,11 @@ export async function upsertRows(
     const stored = matches[index].id === null ? undefined : matches[index]
     return stored ? mergedWithStored(row, sent, stored, columns) : row
   })
-  const insert = trx(table).insert(rows).toSQL()
+  // now() in the rows rather than in DO UPDATE SET, which Citus allows immutable functions only in.
+  const insert = trx(table).insert(rows.map((row) => ({ ...row, updated_at: trx.fn.now() }))).toSQL()
   const changed = columns.filter((column) => !KEPT_ON_MATCH.has(column))
   const answered = await written(trx.raw(
-    `${insert.sql} ON CONFLICT (organization_id, id) DO UPDATE SET ${changed.map(() => '?? = EXCLUDED.??').join(', ')}${changed.length ? ', ' : ''}updated_at = now() RETURNING *`,
+    `${insert.sql} ON CONFLICT (organization_id, id) DO UPDATE SET ${changed.map(() => '?? = EXCLUDED.??').join(', ')}${changed.length ? ', ' : ''}updated_at = EXCLUDED.updated_at RETURNING *`,
     [...insert.bindings, ...changed.flatMap((column) => [column, column])]
   ))
   return inInputOrder(answered, matches.map((match: any) => match.id))

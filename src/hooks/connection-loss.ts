@@ -1,5 +1,5 @@
 import type { HookContext, NextFunction } from '../declarations.js'
-import { isConnectionLoss } from '../db-connections.js'
+import { isConnectionLoss, isShardMoved } from '../db-connections.js'
 import { isReadCall } from './authenticate.js'
 import { originalErrorOf } from './errors.js'
 
@@ -15,8 +15,8 @@ const RETRY_WAIT_MS = 50
 const copyOf = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? { ...value } : value)
 
 /**
- * A read that lost its connection (a database failover, a restart, an idle-session timeout) is
- * made once more, from its start as the transport called it, on fresh connections: the client
+ * A read that lost its connection (a database failover, a restart, an idle-session timeout) or
+ * met its shard as Citus replaced it (a tenant isolated, a rebalance) is made once more, from its start as the transport called it, on fresh connections: the client
  * gets its answer rather than a 503. Calls from outside only, so once per request, and never one
  * inside a transaction; the rate limit counted for the first attempt stands for the retry.
  */
@@ -29,7 +29,8 @@ export const retryReadOnConnectionLoss = async (context: HookContext, next: Next
   try {
     await next()
   } catch (error) {
-    if (!isConnectionLoss(originalErrorOf(error))) throw error
+    const original = originalErrorOf(error)
+    if (!isConnectionLoss(original) && !isShardMoved(original)) throw error
     // A server usually drops every connection at once, and a pool hears of each when its socket
     // closes, which may come after the statement's error: a short wait lets the pools discard
     // them before the retry takes one.

@@ -3,7 +3,7 @@ import { ERROR as KNEX_ORIGINAL_ERROR } from '@feathersjs/knex'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import type { HookContext } from '../declarations.js'
-import { isConnectionLoss } from '../db-connections.js'
+import { isConnectionLoss, isShardMoved } from '../db-connections.js'
 import { redactUrl } from '../logger.js'
 import { invalidJsonMessage } from './json-body.js'
 import { fieldErrors, isAjvErrorList } from './validation-messages.js'
@@ -89,6 +89,15 @@ const CONNECTION_LOSS_RETRY_AFTER_S = 1
 const connectionLost = (original: unknown) =>
   sanitized(new Unavailable('The service lost a connection it needed; send the request again', { retryAfter: CONNECTION_LOSS_RETRY_AFTER_S }), original)
 
+/**
+ * A request that met its organization's shard as Citus replaced it (a tenant isolated, shards
+ * rebalanced): 503 with Retry-After. A read has already been tried again; a write did not
+ * happen, or, when it had committed before a later statement failed, a retry with the same
+ * Idempotency-Key answers it.
+ */
+const shardMoved = (original: unknown) =>
+  sanitized(new Unavailable("The organization's data was moving between database nodes; send the request again", { retryAfter: CONNECTION_LOSS_RETRY_AFTER_S }), original)
+
 /** The error to log for a server error: the original behind a sanitised one, else the error itself. */
 export function originalErrorOf(error: any): unknown {
   return error?.[SANITIZED] && error.cause !== undefined ? error.cause : error
@@ -117,6 +126,7 @@ function shapeResolverError(error: FeathersError): FeathersError {
  */
 export function shapeError(error: any): FeathersError {
   if (!error?.[SANITIZED] && isConnectionLoss(error)) return connectionLost(error)
+  if (!error?.[SANITIZED] && isShardMoved(error)) return shardMoved(error)
   if (error instanceof FeathersError) {
     if (error.code === 400 && error.message.startsWith('Error resolving data') && error.data && typeof error.data === 'object') {
       return shapeResolverError(error)

@@ -69,8 +69,13 @@ export const writeTransaction = (path: string, { alsoChanges = {}, checksInWrite
     const knex = context.app.get('knex')
     const claimed = context.params.idempotency
     const storesAnswer = Boolean(claimed && !claimed.stored && context.params.provider)
-    if (!storesAnswer && !always.includes(context.method)) {
-      const organizations = organizationsOf(context)
+    const organizations = organizationsOf(context)
+    // "Anyone subscribed?" is asked first only of the one organization the call acts in. A call
+    // that may touch several (a member of two organizations patching by id) or names none (an
+    // invitation accepted by its token) goes into the transaction unasked: on Citus the question
+    // would read several shards, and in the transaction its events find their subscribers by their
+    // records' organization.
+    if (!storesAnswer && !always.includes(context.method) && organizations?.length === 1) {
       if (checksInWrite && types.length > 0 && guardWrite(context, { holds: nobodySubscribed(types, organizations), check: async () => undefined })) {
         return writeOnceChecked(context, next, path)
       }
@@ -204,12 +209,17 @@ async function enqueueBatchEvents(trx: Knex.Transaction, context: HookContext, p
   return enqueued
 }
 
-/** The organizations the call may touch: the caller's, or the one a system call names (null: unknown). */
+/**
+ * The organizations the call may touch: the one it names (tenant scope refuses a caller who may
+ * not act there), else the caller's (null: unknown, a system call naming none).
+ */
 function organizationsOf(context: HookContext): number[] | null {
+  // Before tenant scope has run, a query's organization_id is still the text of the URL.
+  const named = context.params.query?.organization_id ?? (context.data as any)?.organization_id
+  const organizationId = typeof named === 'string' && /^[1-9][0-9]{0,9}$/.test(named) ? Number(named) : named
+  if (Number.isSafeInteger(organizationId)) return [organizationId]
   const { caller } = context.params
-  if (caller) return accessibleOrganizations(caller)
-  const named = (context.data as any)?.organization_id ?? context.params.query?.organization_id
-  return typeof named === 'number' ? [named] : null
+  return caller ? accessibleOrganizations(caller) : null
 }
 
 /** The secret fields of a resource's records, which its events leave out. */
@@ -224,8 +234,7 @@ const secretsOf = (context: HookContext, path: string) => secretFieldsOf(context
  */
 async function currentRecord(trx: Knex.Transaction, context: HookContext): Promise<Record<string, any> | undefined> {
   if (!isRecordId(context.id)) return undefined
-  const named = context.params.query?.organization_id
-  const organizations = typeof named === 'number' ? [named] : organizationsOf(context)
+  const organizations = organizationsOf(context)
   const query = organizations ? { organization_id: { $in: organizations } } : {}
   return (context.self as any)._get(context.id, { transaction: { trx }, query }).catch((error: any) => {
     if (error?.code === 404) return undefined

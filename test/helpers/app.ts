@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import request from 'supertest'
 import { inject } from 'vitest'
+import knex from 'knex'
 import type { Knex } from 'knex'
 import { createApp } from '../../src/app.js'
 import { MEMORY_DATABASE, migrate } from '../../src/db.js'
@@ -31,9 +32,12 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
     eventsChannel: `crm-test:${crypto.randomUUID()}:events`,
     ...overrides
   })
-  const db = app.get('knex')
+  const requests = app.get('knex')
   // The copy of global setup's database is migrated; a database an override names may not be.
-  if (!process.env.DATABASE_URL && app.get('databaseUrl') !== databaseUrl) await migrate(db)
+  if (!process.env.DATABASE_URL && app.get('databaseUrl') !== databaseUrl) await migrate(requests)
+  // On Citus the requests' pool refuses statements that span shards (CITUS_MULTI_SHARD_LEVEL);
+  // what a test reads or sets up itself across organizations goes through a pool of its own.
+  const db = app.get('citusMultiShardLevel') === 'off' ? requests : knex({ client: 'pg', connection: requests.client.config.connection, pool: { min: 0, max: 4 } })
   await app.setup()
   const callback = app.callback()
   return {
@@ -42,6 +46,7 @@ export async function startApp(overrides: Partial<Configuration> = {}): Promise<
     http: () => request.agent(callback),
     close: async () => {
       await app.teardown()
+      if (db !== requests) await db.destroy()
     }
   }
 }

@@ -102,7 +102,7 @@ describe('CSV export of lists', () => {
       const res = await t.http().post('/companies').set(other.key).send(batch(from))
       expect(res.status, JSON.stringify(res.body)).toBe(201)
     }
-    const { result: res, statements } = await countQueries(t.db, () => csvOf(other, '/companies?$sort[industry]=1&$select[]=name&$select[]=industry'))
+    const { result: res, statements } = await countQueries(t.app.get('knex'), () => csvOf(other, '/companies?$sort[industry]=1&$select[]=name&$select[]=industry'))
     expect(res.status).toBe(200)
     const rows = rowsOf(res.text)
     expect(rows).toHaveLength(2500)

@@ -15,7 +15,7 @@ describe('conversation indexes', () => {
 
   /** The answer of one request and the plan of the read it ran. */
   async function planOf(request: () => Promise<{ status: number; body: any }>) {
-    const { result: res, plan } = await planOfCall(t.db, request)
+    const { result: res, plan } = await planOfCall(t.app.get('knex'), request)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     return { res, plan }
   }

@@ -37,7 +37,7 @@ describe('statement counts', () => {
   async function statementsOf<T>(tenant: Tenant, call: () => Promise<T>) {
     const verified = await t.http().get('/contacts').set(tenant.key).send({ query: { $limit: 1 } })
     expect(verified.status).toBe(200)
-    return countQueries(t.db, call)
+    return countQueries(t.app.get('knex'), call)
   }
 
   const get = (tenant: Tenant, path: string, query: Record<string, unknown> = {}) => t.http().get(path).set(tenant.key).send({ query })
@@ -135,7 +135,7 @@ describe('statement counts', () => {
     })
 
     it('when an internal call puts an undeclared column in an $or branch, then it is refused before any statement', async () => {
-      const { result, count } = await countQueries(t.db, () =>
+      const { result, count } = await countQueries(t.app.get('knex'), () =>
         (t.app.service('contacts') as any)._find({ query: { organization_id: pages.tenant.organization.id, $or: [{ first_name: 'x' }, { no_such_column: 1 }] } }).catch((error: unknown) => error))
       expect(result).toMatchObject({ name: 'BadRequest' })
       expect(count).toBe(0)
@@ -143,8 +143,8 @@ describe('statement counts', () => {
 
     it('when a new key is used twice in a row, then the first request also reads the key and records its use, and the second is its page alone', async () => {
       const key = await keyFor(t, pages.tenant, pages.tenant.user.id)
-      const first = await countQueries(t.db, () => t.http().get('/companies').set(key))
-      const second = await countQueries(t.db, () => t.http().get('/companies').set(key))
+      const first = await countQueries(t.app.get('knex'), () => t.http().get('/companies').set(key))
+      const second = await countQueries(t.app.get('knex'), () => t.http().get('/companies').set(key))
       expect([first.result.status, second.result.status]).toEqual([200, 200])
       expect([first.count, second.count]).toEqual([3, 1])
     })

@@ -211,8 +211,17 @@ describe('a named organization pins a call by id', () => {
     expect(removed.status).toBe(404)
     const own = await t.http().get(`/companies/${company.body.id}`).set(both.bearer).query({ organization_id: b.organization.id })
     expect(own.body).toMatchObject({ id: company.body.id, name: 'Only in B' })
+  })
+
+  // A read by id in every organization of the caller is the one tenant request that spans shards
+  // on Citus (docs/scaling.md), which the Citus suite refuses: there, a caller names the organization.
+  it.skipIf(process.env.CITUS_MULTI_SHARD_LEVEL === 'error')('when a member of two organizations reads a company of B naming none, then the company', async () => {
+    const both = await addMember(t, a)
+    await t.db('organizations_users').insert({ organization_id: b.organization.id, user_id: both.user.id, role: 'member' })
+    const company = await t.http().post('/companies').set(b.key).send({ name: 'Found in B' })
     const unnamed = await t.http().get(`/companies/${company.body.id}`).set(both.bearer)
     expect(unnamed.status).toBe(200)
+    expect(unnamed.body).toMatchObject({ id: company.body.id, name: 'Found in B' })
   })
 
   it('when a member of two organizations completes activities in bulk naming A, then B\'s activities stay open', async () => {

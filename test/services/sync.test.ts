@@ -346,7 +346,7 @@ describe('sync and partial reads', () => {
       const after = { updated_at: new Date(Date.now() - 10_000 * 1000).toISOString(), id: 0 }
       const query = { $withDeleted: true, $after: after, $limit: 100 }
       await list(tenant, '/contacts', query)
-      const { result, plan } = await planOfCall(t.db, () => list(tenant, '/contacts', query))
+      const { result, plan } = await planOfCall(t.app.get('knex'), () => list(tenant, '/contacts', query))
       expect(result.status).toBe(200)
       expect(result.body.data).toHaveLength(100)
       expect(result.body.data.some((r: any) => r.deleted_at !== null)).toBe(true)

@@ -8,6 +8,7 @@ import { INBOUND_TOPIC } from '../../inbox/channels/webhooks.js'
 import { ERASED_TEXT, carriesPerson, contactNotFound, findPerson, namingPattern } from './person.js'
 import type { Person } from './person.js'
 import { enqueueErasureFollowUp } from './follow-up.js'
+import { forgetTokens } from '../../../lib/public-tokens.js'
 
 /** What an erasure did, by kind of record: the audit record keeps the counts, never the records. */
 export interface ErasureCounts {
@@ -87,6 +88,7 @@ async function eraseConversations(trx: Knex.Transaction, person: Person, counts:
     .where((q) => q.whereIn('contact_id', person.contactIds).orWhereIn('conversation_id', conversations))
     .delete().returning('token_hash')
   counts.removed.webchat_sessions = sessions.length
+  await forgetTokens(trx, person.organizationId, sessions.map((session) => session.token_hash))
   await scrubVisitorAnswers(trx, sessions.map((session) => session.token_hash))
   await trx.raw(
     `DELETE FROM channel_message_statuses s USING conversation_messages m
@@ -182,8 +184,12 @@ async function eraseInboundCopies(trx: Knex.Transaction, person: Person): Promis
   }
   if (identities.size === 0) return 0
   const patterns = [...identities].map((identity) => `%${identity.replace(/[\\%_]/g, '\\$&')}%`)
-  return countOf(trx('outbox_jobs').where({ organization_id: person.organizationId, topic: INBOUND_TOPIC }).whereNot('status', 'running')
-    .whereRaw(`convert_from(decode(payload->>'body', 'base64'), 'UTF8') LIKE ANY(?::text[])`, [patterns]).delete())
+  // Found by a read, then deleted by id: Citus refuses convert_from (a stable function) over a
+  // column in a DELETE's condition.
+  const jobs = await trx('outbox_jobs').where({ organization_id: person.organizationId, topic: INBOUND_TOPIC }).whereNot('status', 'running')
+    .whereRaw(`convert_from(decode(payload->>'body', 'base64'), 'UTF8') LIKE ANY(?::text[])`, [patterns]).forUpdate().pluck('id')
+  if (jobs.length === 0) return 0
+  return countOf(trx('outbox_jobs').whereIn('id', jobs).delete())
 }
 
 /**

@@ -28,7 +28,7 @@ export const personalData = (app: Application) => {
     name: 'scheduling retention purges',
     intervalMs,
     pass: async () => {
-      if (await enqueueDuePurges(app.get('knex'))) worker.kick()
+      if (await enqueueDuePurges(app.get('backgroundKnex'))) worker.kick()
     }
   })
 }

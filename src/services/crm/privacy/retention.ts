@@ -80,7 +80,9 @@ const nextSize = (size: number, tookMs: number) =>
  */
 async function purgeBatch(trx: Knex.Transaction, table: PurgedTable, organizationId: number, days: number, size: number): Promise<number> {
   const held = table.references.filter((reference) => reference.action === 'wait')
-    .map((reference) => `NOT EXISTS (SELECT 1 FROM ${reference.table} r WHERE r.organization_id = t.organization_id AND r.${reference.column} = t.id)`)
+    // The organization as a value, not t's column: Citus routes (and locks) only a statement whose
+    // every table it can see restricted to one organization.
+    .map((reference) => `NOT EXISTS (SELECT 1 FROM ${reference.table} r WHERE r.organization_id = ${Number(organizationId)} AND r.${reference.column} = t.id)`)
   const { rows } = await trx.raw(
     `SELECT t.id FROM ${table.name} t
       WHERE t.organization_id = ? AND t.deleted_at IS NOT NULL AND ${pastRetention('t.deleted_at', '?')}
@@ -121,20 +123,25 @@ async function purgeDeliveries(db: Knex, organizationId: number, days: number, d
 
 /**
  * Writes a retention job for every organization that has records past its retention and no such
- * job waiting yet: one statement, each table's deleted rows found through its index of them.
+ * job waiting yet, in two statements: the organizations with due rows (each table's deleted rows
+ * joined to their organization's retention), then their jobs. Apart because on Citus the first
+ * reads the distributed tables' shards and the outbox is the coordinator's own table, which no
+ * statement may join to them.
  */
 export async function enqueueDuePurges(db: Knex): Promise<number> {
   const due = (await purgePlan(db)).map((table) =>
-    `EXISTS (SELECT 1 FROM ${table.name} t WHERE t.organization_id = o.id AND t.deleted_at IS NOT NULL AND ${pastRetention('t.deleted_at', 'o.deleted_retention_days')})`)
-  due.push(`(SELECT ${pastRetention('d.created_at', 'o.deleted_retention_days')} FROM webhook_deliveries d WHERE d.organization_id = o.id ORDER BY d.id LIMIT 1)`)
+    `SELECT t.organization_id FROM ${table.name} t JOIN organizations o ON o.id = t.organization_id
+      WHERE o.deleted_retention_days > 0 AND t.deleted_at IS NOT NULL AND ${pastRetention('t.deleted_at', 'o.deleted_retention_days')}`)
+  due.push(`SELECT d.organization_id FROM webhook_deliveries d JOIN organizations o ON o.id = d.organization_id
+      WHERE o.deleted_retention_days > 0 AND ${pastRetention('d.created_at', 'o.deleted_retention_days')}`)
+  const { rows: organizations } = await db.raw(due.join(' UNION '))
+  if (organizations.length === 0) return 0
   const { rows } = await db.raw(
     `INSERT INTO outbox_jobs (topic, kind, organization_id, payload, ordering_key)
-     SELECT ?, ?, o.id, '{}'::jsonb, 'purge:' || o.id FROM organizations o
-      WHERE o.deleted_retention_days > 0
-        AND NOT EXISTS (SELECT 1 FROM outbox_jobs j WHERE j.ordering_key = 'purge:' || o.id AND j.status IN ('pending', 'running'))
-        AND (${due.join(' OR ')})
+     SELECT ?, ?, o.id, '{}'::jsonb, 'purge:' || o.id FROM unnest(?::int[]) AS o(id)
+      WHERE NOT EXISTS (SELECT 1 FROM outbox_jobs j WHERE j.ordering_key = 'purge:' || o.id AND j.status IN ('pending', 'running'))
      RETURNING id`,
-    [PURGE_TOPIC, PURGE_KIND]
+    [PURGE_TOPIC, PURGE_KIND, organizations.map((row: { organization_id: number }) => row.organization_id)]
   )
   return rows.length
 }

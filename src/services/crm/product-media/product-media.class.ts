@@ -36,12 +36,14 @@ async function lockProductMedia(trx: Knex.Transaction, organizationId: number, p
   await trx('products').select('id').where({ organization_id: organizationId, id: productId }).forNoKeyUpdate()
 }
 
-/** After the last live item of the product, computed inside the INSERT itself. */
-function nextPosition(trx: Knex.Transaction, organizationId: number, productId: number) {
-  return trx.raw(
-    '(SELECT coalesce(max(position) + 1, 0) FROM product_media WHERE organization_id = ? AND product_id = ? AND deleted_at IS NULL)',
-    [organizationId, productId]
-  )
+/**
+ * After the last live item of the product, read under lockProductMedia's lock (a statement of its
+ * own: Citus takes no subquery in an INSERT's values).
+ */
+async function nextPosition(trx: Knex.Transaction, organizationId: number, productId: number): Promise<number> {
+  const [{ next }] = await trx('product_media').where({ organization_id: organizationId, product_id: productId }).whereNull('deleted_at')
+    .select(trx.raw('coalesce(max(position) + 1, 0)::int AS next'))
+  return next
 }
 
 export class ProductMediaService extends RecordService<ProductMedia, ProductMediaData, ProductMediaParams, ProductMediaPatch> {
@@ -88,7 +90,7 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
           file_path: new URL(publicUrl).pathname,
           storage_key: key,
           storage_path: publicUrl,
-          position: data.position ?? nextPosition(trx, organizationId, data.product_id)
+          position: data.position ?? await nextPosition(trx, organizationId, data.product_id)
         }).returning('*'))
         return media
       })
@@ -107,20 +109,31 @@ export class ProductMediaService extends RecordService<ProductMedia, ProductMedi
    */
   async purgeDeleted(): Promise<number> {
     let purged = 0
-    for (;;) {
-      const batch = await this.purgeBatch()
-      purged += batch.purged
-      if (batch.claimed < PURGE_BATCH || batch.purged === 0) return purged
+    // Claimed one organization at a time: on Citus a claim (FOR UPDATE) reads one shard only.
+    const organizations: { organization_id: number }[] = await this.due(this.app.get('backgroundKnex')).distinct('organization_id')
+    for (const { organization_id: organizationId } of organizations) {
+      for (;;) {
+        const batch = await this.purgeBatch(organizationId)
+        purged += batch.purged
+        if (batch.claimed < PURGE_BATCH || batch.purged === 0) break
+      }
     }
+    return purged
   }
 
-  private purgeBatch() {
+  /** Deleted items past the grace period whose files are not purged yet. */
+  private due(db: Knex | Knex.Transaction) {
+    return db('product_media')
+      .whereNotNull('deleted_at')
+      .whereNull('purged_at')
+      .whereRaw('deleted_at <= now() - make_interval(secs => ?)', [this.app.get('mediaPurgeGraceS')])
+  }
+
+  private purgeBatch(organizationId: number) {
     return this.app.get('backgroundKnex').transaction(async (trx: Knex.Transaction) => {
-      const rows: { organization_id: number; id: number; storage_key: string }[] = await trx('product_media')
+      const rows: { organization_id: number; id: number; storage_key: string }[] = await this.due(trx)
+        .where('organization_id', organizationId)
         .select('organization_id', 'id', 'storage_key')
-        .whereNotNull('deleted_at')
-        .whereNull('purged_at')
-        .whereRaw('deleted_at <= now() - make_interval(secs => ?)', [this.app.get('mediaPurgeGraceS')])
         .orderBy('deleted_at')
         .limit(PURGE_BATCH)
         .forUpdate()
@@ -172,13 +185,14 @@ export class ProductMediaReorderService {
       // first step aside to negative positions (distinct, as their positions are), then move.
       await trx('product_media').where(scope).whereNull('deleted_at').whereIn('id', ids)
         .update({ position: trx.raw('-1 - position') })
-      const cases = data.positions.map(() => 'WHEN ? THEN ?::integer').join(' ')
+      // A searched CASE: Citus sends the simple form (CASE id WHEN $1 …) to the workers as id = boolean.
+      const cases = data.positions.map(() => 'WHEN id = ? THEN ?::integer').join(' ')
       const rows = await trx('product_media')
         .where(scope)
         .whereNull('deleted_at')
         .whereIn('id', ids)
         .update({
-          position: trx.raw(`CASE id ${cases} END`, data.positions.flatMap((entry) => [entry.id, entry.position])),
+          position: trx.raw(`CASE ${cases} END`, data.positions.flatMap((entry) => [entry.id, entry.position])),
           updated_at: trx.fn.now()
         })
         .returning('*')

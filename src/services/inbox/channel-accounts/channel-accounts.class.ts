@@ -27,9 +27,11 @@ export class ChannelAccountService extends RecordService<ChannelAccount, Channel
     try {
       return await write()
     } catch (error) {
-      const { code, constraint } = error as { code?: string; constraint?: string }
-      // On Citus the error names the shard's copy of the index: its name with the shard id appended.
-      if (code !== '23505' || constraint?.replace(/_\d+$/, '') !== 'channel_accounts_provider_unique') throw error
+      const { code, constraint, message } = error as { code?: string; constraint?: string; message?: string }
+      // On Citus the error names the shard's copy of the index (its name with the shard id
+      // appended), and a worker's error reaches the client with the name in its message only.
+      const index = constraint ?? /unique constraint "([^"]+)"/.exec(message ?? '')?.[1]
+      if (code !== '23505' || index?.replace(/_\d+$/, '') !== 'channel_accounts_provider_unique') throw error
       const config = typeof data.config === 'string' ? JSON.parse(data.config) : data.config ?? {}
       const field = Object.values(PROVIDER_ID_FIELD).find((name) => name && name in config) ?? 'provider_id'
       throw new Conflict('This provider account is already connected', { errors: { [`config.${field}`]: 'is already connected to another channel account' } })

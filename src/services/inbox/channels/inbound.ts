@@ -15,8 +15,9 @@ import type { ChannelAccountRecord, InboundEvent, ProviderError, ProviderStatus,
  * ranks above 'sent' (a send that the provider could not deliver) and below 'delivered' (a late
  * failure report after a delivery changes nothing).
  */
-const rank = (column: string) =>
-  `(CASE ${column} WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 WHEN 'failed' THEN 2 WHEN 'delivered' THEN 3 WHEN 'read' THEN 4 ELSE 5 END)`
+// A position in an array rather than a simple CASE: Citus sends `CASE $1 WHEN …` over a parameter
+// to the workers as a comparison of text with boolean.
+const rank = (column: string) => `coalesce(array_position('{queued,sent,failed,delivered,read}'::text[], ${column}), 6)`
 
 const FALLBACK_NAMES: Record<string, string> = { whatsapp: 'WhatsApp contact', messenger: 'Messenger user', instagram: 'Instagram user', sms: 'SMS contact', webchat: 'Visitor' }
 

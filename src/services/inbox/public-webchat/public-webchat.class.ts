@@ -13,6 +13,7 @@ import { provesUser } from '../channels/webchat-identity.js'
 import type { ConversationMessageService } from '../conversation-messages/conversation-messages.class.js'
 import { DEFAULT_COLOR } from './public-webchat.schema.js'
 import type { WebchatConfig, WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData } from './public-webchat.schema.js'
+import { organizationOfToken, rememberToken } from '../../../lib/public-tokens.js'
 
 export type { WebchatConfig, WebchatMessage, WebchatMessageData, WebchatMessageQuery, WebchatSessionData }
 
@@ -74,7 +75,10 @@ export function sessionRefusal(session: VisitorSession) {
 /** A visitor's session, from its token: the conversation it opened, and nothing else. */
 export async function visitorSession(app: Application, token: string | undefined) {
   if (!token) return undefined
-  return sessionsWithState(app).where('s.token_hash', hashToken(token)).first()
+  const tokenHash = hashToken(token)
+  const organizationId = await organizationOfToken(app.get('knex'), tokenHash)
+  if (organizationId === undefined) return undefined
+  return sessionsWithState(app).where({ 's.organization_id': organizationId, 's.token_hash': tokenHash }).first()
 }
 
 /** The visitor of an open session was seen now: the session's idle time starts again. */
@@ -129,9 +133,11 @@ export class WebchatSessionService {
       const contact = await contactOfSender(trx, account.organization_id, { name: data.name, email: data.email, webchatUserId: userId }, 'Visitor', contactEvents(this.app, pendingEvents))
       const conversation = await conversationFor(this.app, trx, account, contact.id, pendingEvents)
       if (!conversation) throw new Forbidden('This chat is closed')
+      const tokenHash = hashToken(token)
       await trx('webchat_sessions').insert({
-        organization_id: account.organization_id, channel_account_id: account.id, contact_id: contact.id, conversation_id: conversation.id, token_hash: hashToken(token)
+        organization_id: account.organization_id, channel_account_id: account.id, contact_id: contact.id, conversation_id: conversation.id, token_hash: tokenHash
       })
+      await rememberToken(trx, tokenHash, account.organization_id)
       await endEarlierSession(trx, account, headerOf(params, 'x-visitor-token'))
       return conversation.id as number
     })

@@ -140,10 +140,10 @@ async function record(db: Knex, delivery: DeliveryRow, changes: Record<string, u
 async function noteFailure(app: Application, delivery: DeliveryRow) {
   await app.get('backgroundKnex').transaction(async (trx) => {
     const where = { organization_id: delivery.organization_id, id: delivery.subscription_id }
-    const [subscription] = await trx('webhook_subscriptions')
-      .where(where)
-      .update({ failing_since: trx.raw('coalesce(failing_since, (SELECT now()))') })
-      .returning(['url', 'is_active', trx.raw(`failing_since <= now() - make_interval(secs => ${DEACTIVATE_AFTER_S}) AS expired`)])
+    await trx('webhook_subscriptions').where(where).update({ failing_since: trx.raw('coalesce(failing_since, (SELECT now()))') })
+    // Read after the update rather than in its RETURNING, where Citus allows immutable functions only.
+    const subscription = await trx('webhook_subscriptions').where(where)
+      .first('url', 'is_active', trx.raw(`failing_since <= now() - make_interval(secs => ${DEACTIVATE_AFTER_S}) AS expired`))
     if (!subscription?.is_active || !subscription.expired) return
     await trx('webhook_subscriptions').where(where).update({ is_active: false, updated_at: trx.fn.now() })
     const owners: { email: string }[] = await trx('organizations_users as m')

@@ -9,6 +9,7 @@ import { slotsOf } from '../reservation-available-slots/reservation-available-sl
 import { checkedE164 } from '../../../lib/phone-numbers.js'
 import type { ReservationQuery } from '../reservations/reservations.class.js'
 import type { PublicBookingData, PublicBookingPage, PublicCancelData, PublicReservation, PublicSlotsQuery } from './public-booking.schema.js'
+import { organizationOfToken, rememberToken } from '../../../lib/public-tokens.js'
 
 export type { PublicBookingData, PublicBookingPage, PublicCancelData, PublicReservation, PublicSlotsQuery }
 
@@ -94,6 +95,7 @@ export class PublicBookingService {
     const manageToken = crypto.randomBytes(24).toString('base64url')
     // The reservation's and a new contact's events are sent once the booking commits.
     const reservation = await inTransaction(this.app.get('knex'), async ({ transaction: { trx }, pendingEvents }) => {
+      await rememberToken(trx, hashToken(manageToken), link.organization_id)
       const { id: contactId, created: row } = await contactFor(trx, link.organization_id, data.contact, phoneE164)
       const [created] = row ? await this.app.service('contacts').rendered([row], { transaction: { trx } }) : []
       if (created) pendingEvents.push({ service: this.app.service('contacts') as unknown as PendingEvent['service'], event: 'created', data: created })
@@ -150,9 +152,11 @@ export class PublicCancelService {
   constructor(private app: Application) {}
 
   async create(data: PublicCancelData, params: RouteParams) {
-    const token = params.route?.token ?? ''
-    const row = await this.app.get('knex')('reservations').select('id', 'organization_id')
-      .where('manage_token_hash', hashToken(token)).whereNull('deleted_at').first()
+    const tokenHash = hashToken(params.route?.token ?? '')
+    const knex = this.app.get('knex')
+    const organizationId = await organizationOfToken(knex, tokenHash)
+    const row = organizationId === undefined ? undefined : await knex('reservations').select('id', 'organization_id')
+      .where({ organization_id: organizationId, manage_token_hash: tokenHash }).whereNull('deleted_at').first()
     if (!row) throw new NotFound('No reservation for this link')
     const reservation = await this.app.service('reservations').patch(
       row.id,
