@@ -77,6 +77,7 @@ export const CITUS_TESTS = [
   'test/realtime/cascaded-deletes.test.ts',
   'test/realtime/membership-events.test.ts',
   'test/citus/isolate-tenant.test.ts',
+  'test/citus/convert.test.ts',
   'test/citus/outbox-two-services.test.ts',
   // Starts two service processes (npm start) on the coordinator database.
   'test/citus/outbox-two-processes.test.ts'

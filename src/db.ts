@@ -12,6 +12,7 @@ import pg from 'pg'
 import type { Application } from './declarations.js'
 import { isConnectionLoss } from './db-connections.js'
 import { MEMORY_DATABASE, checkDatabaseUrl, isMemoryDatabase, lockDataDir } from './startup.js'
+import { distributeSchema } from '../migrations/lib/citus.js'
 
 const DATE_OID = 1082
 const INT8_OID = 20
@@ -248,7 +249,11 @@ export async function migrate(db: Knex, sourceDirectory?: string) {
   const started = Date.now()
   for (;;) {
     try {
-      return await db.migrate.latest(config)
+      const result = await db.migrate.latest(config)
+      // A database restored into a Citus coordinator has run its migrations already: what the
+      // distribution migration does is checked after every run (nothing to do once done, or off Citus).
+      await db.transaction((trx) => distributeSchema(trx))
+      return result
     } catch (error: any) {
       const locked = error?.name === 'MigrationLocked' || /already locked/i.test(error?.message ?? '')
       const racedOnSetup = error?.code === '23505' || error?.code === '42P07'

@@ -161,6 +161,8 @@ const existing = async (knex: Knex, tables: string[]) => {
  */
 export async function distributeSchema(knex: Knex) {
   if (!(await isCitus(knex))) return
+  // Several processes starting at once (WEB_CONCURRENCY, machines) distribute one at a time.
+  await knex.raw(`SELECT pg_advisory_xact_lock(hashtext('crm:distribute-schema'))`)
   const shared = await existing(knex, SHARED_TABLES)
   const coordinator = await existing(knex, COORDINATOR_TABLES)
   const tenant = await tenantTables(knex)

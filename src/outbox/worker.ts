@@ -123,6 +123,11 @@ export class OutboxWorker {
     this.schedule()
   }
 
+  /** Resolves once the start-up pass, and any pass it led to, has ended. */
+  async settled() {
+    while (this.running) await this.running
+  }
+
   async stop() {
     this.stopped = true
     this.stopping = true

@@ -7,7 +7,8 @@ let sequence = Math.floor(Math.random() * 1e6)
 export const uniqueDigits = (length = 15) => `${Date.now()}${++sequence}`.padStart(length, '9').slice(-length)
 export const uniqueE164 = () => `+1${uniqueDigits(10)}`
 /** A UK mobile number no other test uses, valid for its country: what a contact written through the API may hold. */
-export const uniqueMobileDigits = () => `75${uniqueDigits(8)}`
+// 07946: a mobile range of Great Britain itself (07509, say, is Jersey's, whose country is JE).
+export const uniqueMobileDigits = () => `7946${uniqueDigits(6)}`
 export const twilioSid = () => `AC${uniqueDigits(32).replace(/\d/g, (d) => 'abcdef0123456789'[Number(d)])}`
 
 /** Sender ids no Meta id looks like: each would reach outside its place if it went into a Graph URL. */

@@ -89,6 +89,12 @@ export function useInvitationApp(ready: (world: InvitationWorld) => void) {
     ready(world)
   })
 
+  // The worker's start-up pass runs after the app is set up: on a slow database it could claim the
+  // first test's mail, which these tests deliver themselves.
+  beforeAll(async () => {
+    await world.t.app.get('outbox').settled()
+  })
+
   const worker = () => world.t.app.get('outbox')
   const invite = (tenant: Tenant, body: Record<string, unknown>, headers = tenant.key) =>
     world.t.http().post(INVITES).set(headers).send({ role: 'member', ...body })
