@@ -14,7 +14,7 @@ import { rejectNulCharacters } from './hooks/reject-nul.js'
 import { JSON_TYPES, requireJsonBodies } from './hooks/json-body.js'
 import { oneObjectPerWrite } from './hooks/write-body.js'
 import { idempotency, pruneExpiredKeys } from './hooks/idempotency.js'
-import { createLogger, requestLogger } from './logger.js'
+import { createLogger, redactUrl, requestLogger } from './logger.js'
 import { openApi } from './openapi.js'
 import { mcpEndpoint } from './mcp/http.js'
 import { invitationPage, passwordResetPage, verificationPage } from './link-pages.js'
@@ -93,7 +93,8 @@ export async function createApp(overrides: Partial<Configuration> = {}): Promise
   app.use(errorMiddleware(logger))
   // What fails once an answer is streaming (a CSV export's later page) can only cut it short:
   // Koa reports it here, after errorMiddleware has let the request go.
-  app.on('error', (error: unknown, ctx?: { method?: string; url?: string }) => logger.error({ err: error, method: ctx?.method, url: ctx?.url }, 'streamed answer failed'))
+  app.on('error', (error: unknown, ctx?: { method?: string; originalUrl?: string }) =>
+    logger.error({ err: error, method: ctx?.method, url: ctx?.originalUrl && redactUrl(ctx.originalUrl) }, 'streamed answer failed'))
   app.use(cors({ exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }))
   app.use(health(app))
   app.use(webchatWidget(app))

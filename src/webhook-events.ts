@@ -53,30 +53,28 @@ export function eventTypeOf(path: string, method: string): string | undefined {
  * (null: in any), as a condition on webhook_subscriptions: the read before a write and the write
  * guard ask the same question.
  */
-function subscribed(types: string[], organizationIds: number[] | null): Condition {
+function subscribed(types: string[], organizationIds: number[]): Condition {
   const events = [...types, WILDCARD].map((type) => JSON.stringify([type]))
-  const organizations = organizationIds === null ? ''
-    : organizationIds.length === 0 ? ' AND false'
-      : ` AND organization_id IN (${organizationIds.map(() => '?').join(', ')})`
+  const organizations = organizationIds.length === 0 ? ' AND false' : ` AND organization_id IN (${organizationIds.map(() => '?').join(', ')})`
   return {
     sql: `is_active = true AND deleted_at IS NULL AND (${events.map(() => 'events @> ?::jsonb').join(' OR ')})${organizations}`,
-    bindings: [...events, ...(organizationIds ?? [])]
+    bindings: [...events, ...organizationIds]
   }
 }
 
-const subscribersOf = (db: Knex | Knex.Transaction, types: string[], organizationIds: number[] | null) => {
+const subscribersOf = (db: Knex | Knex.Transaction, types: string[], organizationIds: number[]) => {
   const condition = subscribed(types, organizationIds)
   return db('webhook_subscriptions').whereRaw(condition.sql, condition.bindings)
 }
 
 /** Whether a change of these types in any of these organizations would be delivered anywhere (one indexed read). */
-export async function hasSubscribers(db: Knex, types: string[], organizationIds: number[] | null): Promise<boolean> {
-  if (types.length === 0 || (organizationIds && organizationIds.length === 0)) return false
+export async function hasSubscribers(db: Knex, types: string[], organizationIds: number[]): Promise<boolean> {
+  if (types.length === 0 || organizationIds.length === 0) return false
   return Boolean(await subscribersOf(db, types, organizationIds).first('id'))
 }
 
 /** The same question as an SQL condition, true when nobody would receive such a change (a write guard). */
-export const nobodySubscribed = (types: string[], organizationIds: number[] | null): Condition => {
+export const nobodySubscribed = (types: string[], organizationIds: number[]): Condition => {
   const condition = subscribed(types, organizationIds)
   return { sql: `NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE ${condition.sql})`, bindings: condition.bindings }
 }

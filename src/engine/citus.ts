@@ -41,3 +41,8 @@ export function routedTo(db: Knex, statement: Statement, organization: number): 
     ...(statement.native ? { native: { sql: constant(statement.native.sql), bindings: statement.native.bindings } } : {})
   }
 }
+
+/** The statement as the database should get it: on Citus routed to the organization's shard (routedTo), elsewhere as it is. */
+export async function routed(knex: Knex, db: Knex, statement: Statement, organization: number | undefined): Promise<Statement> {
+  return organization !== undefined && (await isCitus(knex)) ? routedTo(db, statement, organization) : statement
+}

@@ -5,9 +5,9 @@ import { databaseOf } from '../db.js'
 import { loadDefinitions } from '../hooks/custom-field-values.js'
 import { columnsOf, quote } from './catalog.js'
 import { customFieldsProperty } from './read-model.js'
-import type { ReadModel, Relation, Statement } from './read-model.js'
+import type { ReadModel, Relation } from './read-model.js'
 import type { CallOwner } from './rendered-answer.js'
-import { isCitus, routedTo } from './citus.js'
+import { routed } from './citus.js'
 
 /**
  * A list as CSV (docs/import-export.md): `Accept: text/csv` on GET /<resource> answers every
@@ -195,10 +195,9 @@ export async function* csvOfList(service: ExportedService, params: Params, sort:
     const size = Math.min(CSV_PAGE, remaining)
     const rows = service.createQuery(params).limit(size)
     if (cursor) afterCursor(rows, service.table, keys, cursor)
-    let statement: Statement = {
+    const statement = await routed(service.knex, db, {
       raw: db.raw(`SELECT COALESCE(array_to_json(array_agg(r)), '[]'::json)::text AS answer FROM (SELECT ${projection}, ${cursorOf} FROM (?) AS p) AS r`, [rows])
-    }
-    if (typeof organizationId === 'number' && (await isCitus(service.knex))) statement = routedTo(db, statement, organizationId)
+    }, typeof organizationId === 'number' ? organizationId : undefined)
     const { rows: [page] } = await statement.raw
     const records: Record<string, any>[] = JSON.parse(page.answer)
     if (records.length > 0) yield stringify(records.map((record) => columns.map((column) => cellOf(column.cell(record)))))

@@ -4,7 +4,7 @@ import { BadRequest, MethodNotAllowed, NotFound } from '@feathersjs/errors'
 import type { Id, NullableId } from '@feathersjs/feathers'
 import type { Knex } from 'knex'
 import { preparedRows, databaseOf } from '../db.js'
-import { isCitus, routedTo } from './citus.js'
+import { isCitus, routed } from './citus.js'
 import { searchQueries } from './search.js'
 import type { SearchRule } from './search.js'
 import { ReadModel } from './read-model.js'
@@ -283,8 +283,7 @@ export class RecordService<
    * On Citus, a statement of one organization is routed to its shard (citus.ts).
    */
   private async run(db: Knex, statement: Statement, organization?: number): Promise<string | undefined> {
-    if (organization !== undefined && (await isCitus(this.knex))) statement = routedTo(db, statement, organization)
-    const [row] = await preparedRows<{ answer: string | null }>(db, statement)
+    const [row] = await preparedRows<{ answer: string | null }>(db, await routed(this.knex, db, statement, organization))
     return row?.answer ?? undefined
   }
 
